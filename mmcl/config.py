@@ -1,0 +1,96 @@
+"""Configuration of the synthetic experiment (Sec. 3 and Sec. 6 of the paper).
+
+Every default is the Figure 1 setting of Sec. 6, except ``tau``, ``sigma0`` and ``M``, which
+the paper does not state: those three are *ours*, chosen so that both losses converge within
+the 200 epochs and the Figure 1 picture appears (see the book's chapter "Side by side" for what
+changes when they change).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+__all__ = ["SyntheticConfig"]
+
+
+def _check_positive(name: str, value, kind=float) -> None:
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"SyntheticConfig.{name} must be a positive integer, got {value!r}")
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"SyntheticConfig.{name} must be a positive number, got {value!r}")
+    if not value > 0 or value != value or value == float("inf"):
+        raise ValueError(f"SyntheticConfig.{name} must be > 0 and finite, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SyntheticConfig:
+    """All parameters of the synthetic data model, the networks and gradient descent.
+
+    Data (Eqs. 1, 2, 5): ``x = [y mu, xi]``, ``x+ = [y mu, xi + eps]`` and, for the second
+    modality, ``x~ = [y mu~, xi~]``; the OOD downstream input is ``[y nu, zeta]``.
+    ``mu`` and ``nu`` lie along e1 of modality 1, ``mu~`` along e2 of modality 2 (Sec. 6).
+    """
+
+    # --- dimensions (Sec. 6) ---
+    d: int = 2000  # dimension of each patch of modality 1
+    d_tilde: int = 2000  # dimension of each patch of modality 2 (not stated; we take d~ = d)
+    n: int = 100  # training samples
+    n_test: int = 200  # labelled OOD samples the downstream head is fit on (Sec. 6)
+    n_heldout: int = 1000  # fresh OOD samples the `adapt` head is scored on (ours)
+    m: int = 50  # neurons of each encoder
+    # --- optimisation (Sec. 6) ---
+    n_epochs: int = 200  # full-batch gradient-descent steps
+    lr: float = 0.01  # step eta (paper_fulltext.md, Sec. 6)
+    # --- signal and noise (Sec. 6) ---
+    mu_norm: float = 5.0  # ||mu||, mu = 5 e1
+    mu_tilde_norm: float = 15.0  # ||mu~||, mu~ = 15 e2, so C_mu = 3
+    nu_norm: float = 2.0  # ||nu||, nu = 2 e1 (OOD signal)
+    sigma_xi: float = 1.0  # std of the noise patch xi (and of the OOD noise zeta)
+    sigma_xi_tilde: float = 1.0  # std of the noise patch xi~ of modality 2
+    sigma_eps: float = 0.1  # std of the augmentation noise eps, i.e. N(0, 0.01 I)
+    # --- not given by the paper: ours ---
+    tau: float = 0.1  # temperature of both InfoNCE losses (ours)
+    sigma0: float = 0.01  # std of the initial weights w_r(0), w~_r(0) (ours)
+    M: int = 45  # hard negatives per anchor, all of opposite label (ours; proofs take M ~ n/2)
+    balanced: bool = True  # exactly n/2 labels of each sign, so that M <= n/2 always fits (ours)
+
+    def __post_init__(self) -> None:
+        for name in ("d", "d_tilde", "n", "n_test", "n_heldout", "m", "n_epochs", "M"):
+            _check_positive(name, getattr(self, name), int)
+        for name in ("lr", "mu_norm", "mu_tilde_norm", "nu_norm", "sigma_xi", "sigma_xi_tilde",
+                     "sigma_eps", "tau", "sigma0"):
+            _check_positive(name, getattr(self, name), float)
+        if not isinstance(self.balanced, bool):
+            raise ValueError(f"SyntheticConfig.balanced must be True or False, got {self.balanced!r}")
+        if self.d < 2 or self.d_tilde < 2:
+            raise ValueError(
+                f"SyntheticConfig.d and d_tilde must be >= 2 (mu~ lies along e2), got d={self.d}, "
+                f"d_tilde={self.d_tilde}")
+        if self.balanced:
+            if self.n % 2:
+                raise ValueError(f"SyntheticConfig.n must be even when balanced=True, got {self.n}")
+            if self.M > self.n // 2:
+                raise ValueError(
+                    f"SyntheticConfig.M={self.M} exceeds the opposite-label pool n/2={self.n // 2}; "
+                    f"valid: 1 <= M <= {self.n // 2}")
+        elif self.M > self.n - 1:
+            raise ValueError(f"SyntheticConfig.M={self.M} must be <= n-1={self.n - 1}")
+
+    @property
+    def snr(self) -> float:
+        """SNR = ||mu|| / (sigma_xi sqrt(d)) (Sec. 3)."""
+        return self.mu_norm / (self.sigma_xi * self.d ** 0.5)
+
+    @property
+    def c_mu(self) -> float:
+        """C_mu = ||mu~|| / ||mu|| (Assumption 4.1(7))."""
+        return self.mu_tilde_norm / self.mu_norm
+
+    def replace(self, **changes) -> "SyntheticConfig":
+        """A copy with some fields changed (validated again); unknown names raise ValueError."""
+        names = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - names)
+        if unknown:
+            raise ValueError(f"unknown SyntheticConfig field(s) {unknown}; valid: {sorted(names)}")
+        return dataclasses.replace(self, **changes)
