@@ -104,39 +104,55 @@ class UpdateTerms:
 # --------------------------------------------------------------------------------------------
 # The shared core: the loss derivatives and the bracket of Eqs. (7), (10), (12), (13)
 # --------------------------------------------------------------------------------------------
-def _gather(A: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
-    """``A (B, m, n)``, ``neg (B, n, M)`` -> ``A[:, :, neg] (B, m, n, M)``."""
-    Bsz, m, n = A.shape
-    idx = neg.reshape(Bsz, 1, -1).expand(Bsz, m, neg.shape[1] * neg.shape[2])
-    return torch.gather(A, 2, idx).reshape(Bsz, m, n, neg.shape[2])
+def _scatter(vals: torch.Tensor, neg: torch.Tensor, n: int) -> torch.Tensor:
+    """``vals (B, n, M)`` placed at columns ``neg (B, n, M)`` of a dense ``(B, n, n)`` zero matrix."""
+    return torch.zeros(vals.shape[0], vals.shape[1], n, dtype=vals.dtype, device=vals.device).scatter_(2, neg, vals)
 
 
-def _contrast(sig_pre, noise_pre, pos_sig, pos_noise, cand_sig, cand_noise, neg, tau):
-    """InfoNCE of one direction from preactivations.
+def _contrast(a, b, noise_pre, pos_noise, cand_noise, y, neg, tau):
+    """InfoNCE of one direction, from preactivations, and the brackets of Eqs. (7)/(10).
 
-    The anchors' preactivations ``sig_pre``, ``noise_pre (B, m, n)`` (``<w_r, y_i mu>`` and
-    ``<w_r, xi_i>``); the partners' *activations* (under stop-gradient) for the positive,
-    ``pos_* (B, m, n)``, and for all candidates, ``cand_* (B, m, n)``, of which anchor ``i``
-    uses ``neg[:, i]`` as its negatives.  Returns the per-anchor loss, ``l'_i``, ``l'_{i,j}``
-    and the brackets of Eq. (7) times ``sigma'`` (positive and negative signal parts, noise).
+    ``a (B, m)``: the anchor network's ``<w_r, mu>``, so the anchors' signal preactivations are
+    ``y_i a_r``; ``b (B, m)``: the partner network's signal preactivation (``a`` itself in single
+    mode, ``<w~_r, mu~>`` in multi mode), so a partner's signal activation is ``sigma(y_j b_r)``.
+    ``noise_pre (B, m, n)``: ``<w_r, xi_i>``; ``pos_noise``/``cand_noise (B, m, n)``: the partners'
+    noise activations (stop-gradient) for the positive and for all candidates, of which anchor
+    ``i`` uses ``neg[:, i] (B, n, M)``.
+
+    Every signal patch is ``+-mu`` and every negative has the opposite label (hard negatives,
+    validated by :class:`SyntheticData`), so the signal parts reduce to sums over the two classes;
+    the noise parts are products of ``(n, n)`` matrices.  Returns the per-anchor loss ``(B, n)``,
+    ``l'_i (B, n)``, ``l'_{i,j} (B, n, M)``, the positive and negative terms of Eq. (12) before the
+    factor ``eta ||mu||^2/(n m tau)`` ``(B, m)`` each, and the noise bracket times ``sigma'`` ``(B, m, n)``.
     """
-    m = sig_pre.shape[1]
-    a_sig = losses.relu(sig_pre)
+    m = noise_pre.shape[1]
+    pos = y > 0  # (B, n) bool
+    A = losses.relu(torch.stack([a, -a], 1))  # (B, 2, m): anchor signal activations for y = +1, -1
+    Bp = losses.relu(torch.stack([b, -b], 1))  # partner's
+    C = A @ Bp.transpose(1, 2) / m  # C[s, s'] = Sim of a class-s anchor's and a class-s' partner's signal patches
     a_noise = losses.relu(noise_pre)
-    neg_sig = _gather(cand_sig, neg)
-    neg_noise = _gather(cand_noise, neg)
-    s_pos = (a_sig * pos_sig + a_noise * pos_noise).sum(1) / m  # (B, n)
-    s_neg = (a_sig[..., None] * neg_sig + a_noise[..., None] * neg_noise).sum(1) / m  # (B, n, M)
-    logits = torch.cat([s_pos[..., None], s_neg], -1) / tau[:, None, None]
-    loss_i = torch.logsumexp(logits, -1) - logits[..., 0]
-    prob = torch.softmax(logits, -1)
+    sig_pos = torch.where(pos, C[:, :1, 0], C[:, 1:, 1])  # (B, n): partner of the same class
+    sig_neg = torch.where(pos, C[:, :1, 1], C[:, 1:, 0])  # negatives have label -y_i
+    s_pos = sig_pos + (a_noise * pos_noise).sum(1) / m
+    S = torch.bmm(a_noise.transpose(1, 2), cand_noise) / m  # (B, n, n): noise part of Sim(anchor i, cand j)
+    s_neg = torch.gather(S, 2, neg) + sig_neg[..., None]
+    logp = torch.log_softmax(torch.cat([s_pos[..., None], s_neg], -1) / tau[:, None, None], -1)
+    loss_i = -logp[..., 0]
+    prob = logp.exp()
     lp, lpn = prob[..., 0], prob[..., 1:]
-    d_sig = (sig_pre > 0).to(sig_pre.dtype)
-    d_noise = (noise_pre > 0).to(noise_pre.dtype)
-    c_sig_pos = (1 - lp)[:, None, :] * pos_sig * d_sig
-    c_sig_neg = (lpn[:, None] * neg_sig).sum(-1) * d_sig
-    c_noise = ((1 - lp)[:, None, :] * pos_noise - (lpn[:, None] * neg_noise).sum(-1)) * d_noise
-    return loss_i, lp, lpn, c_sig_pos, c_sig_neg, c_noise
+    # the signal bracket summed over i with weight y_i: (class +1 sum) - (class -1 sum)
+    u = 1 - lp  # weight of the positive partner, (B, n)
+    v = lpn.sum(-1)  # total weight of the negatives (all of label -y_i), (B, n)
+    uv = torch.stack([u, v], 1)  # (B, 2, n)
+    s_p = (uv * pos[:, None]).sum(-1)  # (B, 2): [sum_{y=+} u, sum_{y=+} v]
+    s_m = uv.sum(-1) - s_p
+    da_p, da_m = a > 0, a < 0  # sigma'(y_i a_r) for y_i = +1 / -1
+    hb_p, hb_m = Bp[:, 0], Bp[:, 1]
+    g_pos = da_p * hb_p * s_p[:, :1] - da_m * hb_m * s_m[:, :1]
+    g_neg = da_p * hb_m * s_p[:, 1:] - da_m * hb_p * s_m[:, 1:]
+    L = torch.zeros_like(S).scatter_(2, neg, lpn).transpose(1, 2)  # L[j, i] = l'_{i,j}
+    c_noise = (u[:, None, :] * pos_noise - torch.bmm(cand_noise, L)) * (noise_pre > 0)
+    return loss_i, lp, lpn, g_pos, g_neg, c_noise
 
 
 def _terms(pre: dict, y, neg, lr, tau, mu2, xi2, mode, mu2_t=None, xi2_t=None) -> UpdateTerms:
@@ -144,29 +160,22 @@ def _terms(pre: dict, y, neg, lr, tau, mu2, xi2, mode, mu2_t=None, xi2_t=None) -
     ``at``, ``Pt`` in multi mode)."""
     n, m = y.shape[1], pre["a"].shape[1]
     step = (lr / (n * m * tau))[:, None]  # eta / (n m tau), (B, 1)
-    sig_pre = pre["a"][:, :, None] * y[:, None, :]  # <w_r, y_i mu>
     if mode == "single":
-        a_sig = losses.relu(sig_pre)
         a_noise = losses.relu(pre["P"])
-        loss_i, lp, lpn, cp, cn, cz = _contrast(sig_pre, pre["P"], a_sig, losses.relu(pre["Q"]),
-                                                a_sig, a_noise, neg, tau)
+        loss_i, lp, lpn, gp, gn, cz = _contrast(pre["a"], pre["a"], pre["P"], losses.relu(pre["Q"]),
+                                                a_noise, y, neg, tau)
         return UpdateTerms(loss=loss_i.mean(-1), lprime=lp, lprime_neg=lpn,
-                           dgamma_pos=step * mu2[:, None] * (cp * y[:, None]).sum(-1),
-                           dgamma_neg=step * mu2[:, None] * (cn * y[:, None]).sum(-1),
+                           dgamma_pos=step * mu2[:, None] * gp, dgamma_neg=step * mu2[:, None] * gn,
                            drho=step[..., None] * xi2[:, None, :] * cz)
-    sig_pre_t = pre["at"][:, :, None] * y[:, None, :]
-    h_sig, h_noise = losses.relu(sig_pre), losses.relu(pre["P"])
-    g_sig, g_noise = losses.relu(sig_pre_t), losses.relu(pre["Pt"])
-    li, lp, lpn, cp, cn, cz = _contrast(sig_pre, pre["P"], g_sig, g_noise, g_sig, g_noise, neg, tau)
-    lit, lpt, lpnt, cpt, cnt, czt = _contrast(sig_pre_t, pre["Pt"], h_sig, h_noise, h_sig, h_noise, neg, tau)
+    h_noise, g_noise = losses.relu(pre["P"]), losses.relu(pre["Pt"])
+    li, lp, lpn, gp, gn, cz = _contrast(pre["a"], pre["at"], pre["P"], g_noise, g_noise, y, neg, tau)
+    lit, lpt, lpnt, gpt, gnt, czt = _contrast(pre["at"], pre["a"], pre["Pt"], h_noise, h_noise, y, neg, tau)
     return UpdateTerms(
         loss=(li + lit).mean(-1), lprime=lp, lprime_neg=lpn,
-        dgamma_pos=step * mu2[:, None] * (cp * y[:, None]).sum(-1),
-        dgamma_neg=step * mu2[:, None] * (cn * y[:, None]).sum(-1),
+        dgamma_pos=step * mu2[:, None] * gp, dgamma_neg=step * mu2[:, None] * gn,
         drho=step[..., None] * xi2[:, None, :] * cz,
         lprime_tilde=lpt, lprime_tilde_neg=lpnt,
-        dgamma_pos_tilde=step * mu2_t[:, None] * (cpt * y[:, None]).sum(-1),
-        dgamma_neg_tilde=step * mu2_t[:, None] * (cnt * y[:, None]).sum(-1),
+        dgamma_pos_tilde=step * mu2_t[:, None] * gpt, dgamma_neg_tilde=step * mu2_t[:, None] * gnt,
         drho_tilde=step[..., None] * xi2_t[:, None, :] * czt)
 
 
@@ -186,9 +195,10 @@ class _Grams:
         self.P0 = data.W0 @ data.xi.transpose(1, 2)
         if mode == "single":
             z = data.xi + data.eps
-            self.g_mu_z = torch.einsum("bd,bnd->bn", data.mu, z)
-            self.K = data.xi @ z.transpose(1, 2)  # <xi_i, xi_k + eps_k>
-            self.Q0 = data.W0 @ z.transpose(1, 2)
+            # [<xi_i, xi_k> | <xi_i, xi_k + eps_k>] side by side, so P and Q come from one product
+            self.GK = torch.cat([self.G, data.xi @ z.transpose(1, 2)], -1)  # (B, n, 2n)
+            self.g_mu_xz = torch.cat([self.g_mu_xi, torch.einsum("bd,bnd->bn", data.mu, z)], -1)
+            self.PQ0 = torch.cat([self.P0, data.W0 @ z.transpose(1, 2)], -1)
         else:
             self.mu2_t = (data.mu_tilde * data.mu_tilde).sum(-1)
             self.xi2_t = (data.xi_tilde * data.xi_tilde).sum(-1)
@@ -201,15 +211,16 @@ class _Grams:
         """Inner products of Eq. (11)'s weights with ``mu``, ``xi_k`` (and ``xi_k + eps_k``)."""
         rh = rho / self.xi2[:, None, :]
         gh = gamma / self.mu2[:, None]
-        out = {"a": self.a0 + gamma + (rh * self.g_mu_xi[:, None, :]).sum(-1),
-               "P": self.P0 + gh[..., None] * self.g_mu_xi[:, None, :] + rh @ self.G}
+        out = {"a": self.a0 + gamma + (rh * self.g_mu_xi[:, None, :]).sum(-1)}
         if self.mode == "single":
-            out["Q"] = self.Q0 + gh[..., None] * self.g_mu_z[:, None, :] + rh @ self.K
+            PQ = torch.baddbmm(self.PQ0 + gh[..., None] * self.g_mu_xz[:, None, :], rh, self.GK)
+            out["P"], out["Q"] = PQ.split(self.G.shape[-1], dim=-1)
         else:
+            out["P"] = torch.baddbmm(self.P0 + gh[..., None] * self.g_mu_xi[:, None, :], rh, self.G)
             rht = rho_t / self.xi2_t[:, None, :]
             ght = gamma_t / self.mu2_t[:, None]
             out["at"] = self.a0_t + gamma_t + (rht * self.g_mu_xi_t[:, None, :]).sum(-1)
-            out["Pt"] = self.P0_t + ght[..., None] * self.g_mu_xi_t[:, None, :] + rht @ self.G_t
+            out["Pt"] = torch.baddbmm(self.P0_t + ght[..., None] * self.g_mu_xi_t[:, None, :], rht, self.G_t)
         return out
 
 

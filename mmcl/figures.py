@@ -1,0 +1,62 @@
+"""The library's figure style and save helper.
+
+Every figure of mmcl and of the book is drawn under :func:`style` and written by
+:func:`save_figure` as PDF and SVG (vector, for slides) and PNG, under a stable name, into an
+output folder (the book's build folder, never the source tree).  Colours are the Okabe-Ito
+palette, readable by colour-blind viewers; single-modal is always vermilion, multi-modal blue.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Iterator, List
+
+STYLE_FILE = Path(__file__).with_name("styles") / "mmcl.mplstyle"
+FORMATS = ("pdf", "svg", "png")
+COLORS = {"single": "#D55E00", "multi": "#0072B2", "reference": "#444444", "accent": "#009E73"}
+_NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
+
+__all__ = ["STYLE_FILE", "FORMATS", "COLORS", "style", "save_figure", "figure_dir"]
+
+
+@contextlib.contextmanager
+def style() -> Iterator[None]:
+    """Context manager applying mmcl's matplotlib style file."""
+    import matplotlib.pyplot as plt
+
+    with plt.style.context(str(STYLE_FILE)):
+        yield
+
+
+def figure_dir(default: str = "_build/figures") -> Path:
+    """Where figures go: ``$MMCL_FIGURE_DIR`` if set, else ``default`` (relative to the current
+    directory).  The book sets the variable to its build folder."""
+    return Path(os.environ.get("MMCL_FIGURE_DIR", default))
+
+
+def save_figure(fig, name: str, out_dir=None, formats=FORMATS) -> List[Path]:
+    """Write ``fig`` as ``out_dir/name.{pdf,svg,png}`` and return the paths.
+
+    ``name`` is a stable slug such as ``fig1-dynamics`` (lower case, digits and hyphens).
+    ``out_dir`` defaults to :func:`figure_dir`.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"name={name!r} must be a slug of lower-case letters, digits and hyphens, e.g. 'fig1-dynamics'")
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise ValueError(f"formats {bad} are not supported; valid: {FORMATS}")
+    out = Path(out_dir) if out_dir is not None else figure_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in formats:
+        p = out / f"{name}.{fmt}"
+        metadata = {"Creator": "mmcl"} if fmt in ("pdf", "svg", "png") else None
+        if fmt == "svg":
+            metadata = {"Creator": "mmcl", "Date": None}
+        elif fmt == "pdf":
+            metadata = {"Creator": "mmcl", "CreationDate": None}
+        fig.savefig(p, format=fmt, metadata=metadata)
+        paths.append(p)
+    return paths

@@ -1,0 +1,88 @@
+"""Eq. (11) decomposition, the logistic head, and the downstream protocols."""
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import minimize
+
+import mmcl
+from mmcl.evaluation import embeddings, evaluate, evaluate_all, fit_logistic
+
+from conftest import f64
+
+
+def test_eq11_decomposition_recovers_known_coefficients():
+    g = torch.Generator().manual_seed(0)
+    d, n, m = 80, 12, 5
+    mu = torch.randn(d, generator=g, dtype=torch.float64)
+    xi = torch.randn(n, d, generator=g, dtype=torch.float64)
+    gamma = torch.randn(m, generator=g, dtype=torch.float64)
+    rho = torch.randn(m, n, generator=g, dtype=torch.float64)
+    dW = gamma[:, None] * mu / mu.dot(mu) + rho @ (xi / (xi * xi).sum(-1, keepdim=True))
+    dec = mmcl.decompose(dW, mu, xi)
+    assert (dec.gamma - gamma).abs().max() < 1e-12
+    assert (dec.rho - rho).abs().max() < 1e-12
+    assert dec.residual.max() < 1e-12
+    # a component outside the span shows up in the residual, not in the coefficients
+    out = torch.randn(d, generator=g, dtype=torch.float64)
+    out -= torch.linalg.lstsq(torch.cat([mu[None], xi]).T, out).solution @ torch.cat([mu[None], xi])
+    dec2 = mmcl.decompose(dW + out, mu, xi)
+    assert (dec2.gamma - gamma).abs().max() < 1e-10
+    assert torch.allclose(dec2.residual, out.norm().expand(m))
+
+
+def test_decompose_needs_n_below_d():
+    with pytest.raises(ValueError, match="n \\+ 1 <= d"):
+        mmcl.decompose(torch.zeros(2, 5), torch.ones(5), torch.ones(6, 5))
+
+
+def test_preactivations_match_weights(small_cfg):
+    data = f64(small_cfg)
+    tr = mmcl.simulate(small_cfg, data, "single", "gd")
+    v = torch.randn(7, small_cfg.d, dtype=torch.float64)
+    pre = mmcl.preactivations(data, tr.gamma[-1], tr.rho[-1], v)
+    assert torch.allclose(pre, tr.W @ v.T, atol=1e-10)
+
+
+def test_logistic_head_matches_scipy():
+    g = torch.Generator().manual_seed(1)
+    X = torch.randn(3, 60, 4, generator=g, dtype=torch.float64) * torch.tensor([1.0, 3.0, 0.5, 2.0])
+    y = torch.sign(X[..., 0] + 0.5 * torch.randn(3, 60, generator=g, dtype=torch.float64))
+    l2 = 0.05
+    head = fit_logistic(X, y, l2=l2)
+    for b in range(3):
+        Xs = ((X[b] - head.mean[b]) / head.scale[b]).numpy()
+        yb = y[b].numpy()
+
+        def f(th):
+            z = Xs @ th[:-1] + th[-1]
+            return np.mean(np.logaddexp(0, -yb * z)) + 0.5 * l2 * th[:-1] @ th[:-1]
+
+        ref = minimize(f, np.zeros(5), method="BFGS", options={"gtol": 1e-12}).x
+        assert np.allclose(head.weight[b].numpy(), ref[:-1], atol=1e-6)
+        assert np.allclose(head.bias[b].numpy(), ref[-1], atol=1e-6)
+
+
+def test_embeddings_are_sum_of_patch_relus(small_cfg):
+    data = f64(small_cfg)
+    tr = mmcl.simulate(small_cfg, data, "single", "gd")
+    ood = data.ood
+    h = embeddings(data, tr.gamma[-1], tr.rho[-1], ood.nu, ood.y_eval, ood.zeta_eval)
+    direct = torch.relu(ood.y_eval[:, None] * (tr.W @ ood.nu)[None]) + torch.relu(ood.zeta_eval @ tr.W.T)
+    assert torch.allclose(h, direct, atol=1e-10)
+
+
+def test_evaluate_protocols_shapes_and_errors(small_cfg):
+    data = f64(small_cfg)
+    tr = mmcl.simulate(small_cfg, data, "multi", "recursion")
+    evs = evaluate_all(tr, data, every=50)
+    assert set(evs) == {"adapt", "transfer"}
+    for ev in evs.values():
+        assert ev.steps.tolist() == [0, 50, 100, 150, 200]
+        assert ev.accuracy.shape == (5,) and ((ev.accuracy >= 0) & (ev.accuracy <= 1)).all()
+    one = evaluate(tr, data, "transfer", every=50)
+    assert torch.equal(one.accuracy, evs["transfer"].accuracy)
+    with pytest.raises(ValueError, match="protocol='zero'"):
+        evaluate(tr, data, "zero")
+    data.ood = None
+    with pytest.raises(ValueError, match="OOD set"):
+        evaluate(tr, data)

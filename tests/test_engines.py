@@ -1,0 +1,125 @@
+"""The three engines of `simulate` agree: Eq. (7)/(10) = autograd on Eqs. (6)/(9), and the
+recursions of Lemmas 5.1/5.3 = the decomposition (Eq. 11) of gradient descent's weights."""
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import mmcl
+from mmcl.dynamics import update_terms
+
+from conftest import f64
+
+
+@st.composite
+def small_configs(draw):
+    half = draw(st.integers(2, 6))
+    n = 2 * half
+    d = draw(st.integers(n + 2, 64))
+    return mmcl.SyntheticConfig(
+        n=n, d=d, d_tilde=draw(st.integers(n + 2, 64)), m=draw(st.integers(1, 6)),
+        M=draw(st.integers(1, half)), tau=draw(st.floats(0.05, 1.0)), lr=draw(st.floats(1e-3, 0.05)),
+        sigma0=draw(st.floats(0.01, 0.5)), mu_norm=draw(st.floats(0.5, 6.0)),
+        mu_tilde_norm=draw(st.floats(0.5, 12.0)), sigma_eps=draw(st.floats(0.01, 0.5)),
+        n_epochs=50, n_test=8, n_heldout=8)
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfg=small_configs(), seed=st.integers(0, 10_000))
+def test_eq7_closed_form_equals_autograd(mode, cfg, seed):
+    data = f64(cfg, seed)
+    gd = mmcl.simulate(cfg, data, mode, "gd")
+    ag = mmcl.simulate(cfg, data, mode, "autograd")
+    rel = (gd.W - ag.W).abs().max() / gd.W.abs().max()
+    assert rel <= 1e-10
+    assert (gd.loss - ag.loss).abs().max() <= 1e-10 * (1 + gd.loss.abs().max())
+    if mode == "multi":
+        assert (gd.W_tilde - ag.W_tilde).abs().max() / gd.W_tilde.abs().max() <= 1e-10
+    # the weights really moved, so the comparison is not between two copies of W(0)
+    assert (gd.W - data.W0).abs().max() > 1e-4 * data.W0.abs().max()
+
+
+def _presync_neurons(data):
+    return ((data.W0 @ data.mu) * (data.W0_tilde @ data.mu_tilde) < 0).nonzero().flatten()
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lemma51_53_recursion_matches_gd_decomposition(mode, seed, small_cfg):
+    cfg = small_cfg.replace(sigma0=0.05)
+    data = f64(cfg, seed)
+    gd = mmcl.simulate(cfg, data, mode, "gd", keep_weights=True)
+    rec = mmcl.simulate(cfg, data, mode, "recursion")
+    assert gd.loss.shape == (cfg.n_epochs + 1,)
+    assert rec.gamma.shape == (cfg.n_epochs + 1, cfg.m) and rec.rho.shape == (cfg.n_epochs + 1, cfg.m, cfg.n)
+    dec = mmcl.decompose(gd.weights - data.W0, data.mu, data.xi)  # independent of gd's own bookkeeping
+    assert dec.residual.max() < 1e-10
+    assert (dec.gamma - rec.gamma).abs().max() <= 1e-9
+    assert (dec.rho - rec.rho).abs().max() <= 1e-9
+    assert (gd.loss - rec.loss).abs().max() <= 1e-9
+    assert rec.loss[-1] < 0.5 * rec.loss[0]  # learning happened
+    if mode == "multi":
+        dec_t = mmcl.decompose(gd.weights_tilde - data.W0_tilde, data.mu_tilde, data.xi_tilde)
+        assert (dec_t.gamma - rec.gamma_tilde).abs().max() <= 1e-9
+        assert (dec_t.rho - rec.rho_tilde).abs().max() <= 1e-9
+        # this config has neurons whose modalities start with opposite signs (pre-synchronisation)
+        presync = _presync_neurons(data)
+        assert presync.numel() > 0
+        a = torch.stack([mmcl.preactivations(data, g, r, data.mu[None])[..., 0] for g, r in zip(rec.gamma, rec.rho)])
+        at = torch.stack([mmcl.preactivations(data, g, r, data.mu_tilde[None], tilde=True)[..., 0]
+                          for g, r in zip(rec.gamma_tilde, rec.rho_tilde)])
+        agree_end = (a[-1, presync] * at[-1, presync] > 0)
+        assert agree_end.any()  # at least one of them has synchronised by the end
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_batched_run_equals_separate_runs(mode, small_cfg):
+    draws = [f64(small_cfg, s) for s in range(3)]
+    batch = mmcl.simulate(small_cfg, mmcl.SyntheticData.stack(draws), mode, "recursion")
+    for b, dr in enumerate(draws):
+        one = mmcl.simulate(small_cfg, dr, mode, "recursion")
+        assert torch.allclose(batch.gamma[b], one.gamma, atol=1e-12, rtol=0)
+        assert torch.allclose(batch.loss[b], one.loss, atol=1e-12, rtol=0)
+
+
+def test_batched_configs_with_different_lr_and_tau(small_cfg):
+    cfgs = [small_cfg.replace(lr=0.01, tau=0.1), small_cfg.replace(lr=0.02, tau=0.3)]
+    draws = [f64(small_cfg, 5), f64(small_cfg, 6)]
+    batch = mmcl.simulate(cfgs, mmcl.SyntheticData.stack(draws), "single", "gd")
+    for b in range(2):
+        one = mmcl.simulate(cfgs[b], draws[b], "single", "gd")
+        assert torch.allclose(batch.W[b], one.W, atol=1e-12, rtol=0)
+
+
+def test_recorded_derivatives_are_a_softmax(small_cfg):
+    data = f64(small_cfg)
+    tr = mmcl.simulate(small_cfg, data, "multi", "recursion", record_derivatives=True)
+    total = tr.lprime + tr.lprime_neg.sum(-1)
+    assert torch.allclose(total, torch.ones_like(total))
+    assert tr.lprime[-1].min() > tr.lprime[0].max()  # l'_i -> 1 as the loss converges
+    ag = mmcl.simulate(small_cfg.replace(n_epochs=5), data, "multi", "autograd", record_derivatives=True)
+    assert torch.allclose(ag.lprime_tilde, tr.lprime_tilde[:6], atol=1e-12)
+
+
+def test_eq12_negative_term_vanishes_with_hard_negatives_in_single_mode(small_cfg):
+    cfg = small_cfg.replace(sigma0=0.05)
+    data = f64(cfg, 3)
+    tr = mmcl.simulate(cfg, data, "single", "recursion")
+    for t in (0, 50, 200):
+        terms = update_terms(data, cfg, "single", tr.gamma[t], tr.rho[t])
+        assert torch.equal(terms.dgamma_neg, torch.zeros_like(terms.dgamma_neg))  # exactly zero
+        assert terms.dgamma_pos.abs().max() > 0
+
+
+def test_eq12_negative_term_nonzero_in_multi_mode_for_disagreeing_neuron(small_cfg):
+    cfg = small_cfg.replace(sigma0=0.05)
+    data = f64(cfg, 3)
+    presync = _presync_neurons(data)
+    assert presync.numel() > 0
+    m = cfg.m
+    terms = update_terms(data, cfg, "multi", torch.zeros(m, dtype=torch.float64),
+                         torch.zeros(m, cfg.n, dtype=torch.float64),
+                         torch.zeros(m, dtype=torch.float64), torch.zeros(m, cfg.n, dtype=torch.float64))
+    assert (terms.dgamma_neg[presync].abs() > 0).all()
+    agree = torch.tensor([r for r in range(m) if r not in set(presync.tolist())])
+    assert torch.equal(terms.dgamma_neg[agree], torch.zeros(len(agree), dtype=torch.float64))
