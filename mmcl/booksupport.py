@@ -1,0 +1,74 @@
+"""What every chapter of the book calls first: device, scale, figure folder and display.
+
+A chapter starts with ``env = chapter_setup()`` and shows each figure with
+``env.show(fig, "fig-slug")``, which saves it through :func:`mmcl.figures.save_figure` into the
+build folder (PDF, SVG, PNG) and displays it inline.
+
+Environment variables (documented in the README):
+
+* ``MMCL_DEVICE`` -- ``cpu`` or ``cuda``; default: ``cuda`` where a GPU is present, else ``cpu``.
+* ``MMCL_BOOK_FULL=1`` -- full-resolution simulations (more seeds, finer grids), meant for a GPU;
+  chapters choose sizes with ``env.pick(default, full)``.
+* ``MMCL_FIGURE_DIR`` -- where figures are written; default ``<repo>/_build/extra/figures``
+  (copied into the HTML as ``figures/``), never the source tree.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._utils import default_device, resolve_device
+from .figures import save_figure
+
+__all__ = ["BookEnv", "chapter_setup", "repo_root"]
+
+
+def repo_root(start=None) -> Path:
+    """The folder holding ``_toc.yml`` above ``start`` (default: the current directory), else
+    the current directory."""
+    here = Path(start or os.getcwd()).resolve()
+    for p in (here, *here.parents):
+        if (p / "_toc.yml").exists():
+            return p
+    return here
+
+
+@dataclass
+class BookEnv:
+    device: str
+    full: bool
+    figure_dir: Path
+
+    def pick(self, default, full):
+        """``full`` when ``MMCL_BOOK_FULL=1``, else ``default``."""
+        return full if self.full else default
+
+    def show(self, fig, name: str):
+        """Save ``fig`` as ``name.{pdf,svg,png}`` in :attr:`figure_dir` and display it."""
+        import matplotlib.pyplot as plt
+
+        save_figure(fig, name, self.figure_dir)
+        try:
+            from IPython.display import display
+            display(fig)
+        except ImportError:  # pragma: no cover - outside IPython nothing is displayed
+            pass
+        plt.close(fig)
+
+    def __repr__(self) -> str:
+        return f"BookEnv(device={self.device!r}, full={self.full}, figures -> {self.figure_dir})"
+
+
+def chapter_setup(quiet: bool = False) -> BookEnv:
+    """Read the environment, fix torch's threads/seeds for reproducibility, return a BookEnv."""
+    import torch
+
+    device = str(resolve_device(os.environ.get("MMCL_DEVICE") or default_device()))
+    full = os.environ.get("MMCL_BOOK_FULL", "0") not in ("", "0", "false", "False")
+    fig_dir = Path(os.environ.get("MMCL_FIGURE_DIR") or repo_root() / "_build" / "extra" / "figures")
+    torch.manual_seed(0)
+    env = BookEnv(device=device, full=full, figure_dir=fig_dir)
+    if not quiet:
+        print(f"mmcl: device={device}, {'full-resolution' if full else 'default (CPU-sized)'} simulations")
+    return env
