@@ -1,0 +1,71 @@
+"""A small on-disk cache for expensive, deterministic results (sweeps, ColoredMNIST runs).
+
+Entries are keyed by a hash of ``namespace``, the parameters (anything JSON-serialisable) and
+the *code version*: a hash of every ``.py`` file of the installed ``mmcl`` package, so that a
+change of code invalidates old entries.  The folder is ``$MMCL_CACHE_DIR`` if set, else
+``<repo>/_build/cache`` (see :func:`mmcl.booksupport.repo_root`); ``MMCL_CACHE=0`` disables it.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+__all__ = ["cache_dir", "code_version", "cache_key", "load_or_compute", "cache_enabled"]
+
+T = TypeVar("T")
+
+
+def cache_dir() -> Path:
+    from .booksupport import repo_root
+
+    return Path(os.environ.get("MMCL_CACHE_DIR") or repo_root() / "_build" / "cache")
+
+
+def cache_enabled() -> bool:
+    return os.environ.get("MMCL_CACHE", "1") not in ("0", "false", "False", "")
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """sha256 (16 hex digits) of the sources of the mmcl package."""
+    root = Path(__file__).parent
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_key(namespace: str, params: Any) -> str:
+    """Hex key of ``namespace``, ``params`` (JSON-serialisable, keys sorted) and the code version."""
+    blob = json.dumps({"ns": namespace, "params": params, "code": code_version()}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def load_or_compute(namespace: str, params: Any, compute: Callable[[], T]) -> T:
+    """Return the cached value for ``(namespace, params)`` or compute, store and return it.
+
+    Values are pickled; writes are atomic, so concurrent runs never see half a file."""
+    if not cache_enabled():
+        return compute()
+    folder = cache_dir() / namespace
+    path = folder / f"{cache_key(namespace, params)}.pkl"
+    if path.exists():
+        try:
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError):
+            path.unlink(missing_ok=True)  # a corrupt entry is recomputed
+    value = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        pickle.dump(value, f)
+    os.replace(tmp, path)
+    return value
