@@ -45,7 +45,7 @@ class BookEnv:
         return full if self.full else default
 
     def show(self, fig, name: str):
-        """Save ``fig`` as ``name.{pdf,svg,png}`` in :attr:`figure_dir` and display it."""
+        """Save ``fig`` as ``name.{pdf,svg,png}`` in ``figure_dir`` and display it."""
         import matplotlib.pyplot as plt
 
         save_figure(fig, name, self.figure_dir)

@@ -340,7 +340,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     ``engine``: ``"gd"`` (Eqs. 7/10), ``"autograd"`` (backward on Eqs. 6/9) or ``"recursion"``
     (Lemmas 5.1/5.3).  ``data`` may be a batch (leading ``B``); ``cfg`` may then be a list of
     configs, one per draw, differing in ``lr`` and ``tau``.  ``dtype``/``device`` default to the
-    data's (float32 from :func:`sample_synthetic`).  Raises :class:`DivergenceError` with the step
+    data's (float32 from :func:`mmcl.data.sample_synthetic`).  Raises :class:`DivergenceError` with the step
     number if the loss stops being finite.
     """
     _check_mode_engine(mode, engine)

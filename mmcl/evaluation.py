@@ -8,7 +8,7 @@ features).  The OOD inputs are ``[y nu, zeta]``.  Two protocols, both reported:
 * ``"transfer"`` -- a head fit on the training embeddings ``h(x_i)`` with labels ``y_i`` and
   scored on the held-out OOD samples.
 
-Embeddings are computed from the coefficients of Eq. (11) (:func:`mmcl.preactivations`), which is
+Embeddings are computed from the coefficients of Eq. (11) (:func:`mmcl.dynamics.preactivations`), which is
 exact for every engine, so a trajectory of the recursion can be evaluated without weights.
 """
 from __future__ import annotations

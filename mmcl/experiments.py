@@ -77,15 +77,20 @@ def _band(ax, x, Y, color, label, ls="-"):
     ax.fill_between(x, mean - sd, mean + sd, color=color, alpha=0.2, lw=0)
 
 
-def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics"):
+def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics", ncols: int = 4):
     """The four panels of Figure 1 (training loss, OOD accuracy under both protocols, signal
-    learning, noise memorisation; mean +- 1 s.d. over seeds), saved through :func:`save_figure`.
-    Returns ``(fig, paths)``."""
+    learning, noise memorisation; mean +- 1 s.d. over seeds), saved through
+    :func:`mmcl.figures.save_figure`.  ``ncols=4`` is the paper's row (for slides), ``ncols=2`` a
+    2x2 grid (for the page).  Returns ``(fig, paths)``."""
     import matplotlib.pyplot as plt
 
+    if ncols not in (1, 2, 4):
+        raise ValueError(f"ncols must be 1, 2 or 4, got {ncols!r}")
     labels = {"single": "single-modal", "multi": "multi-modal"}
+    nrows = 4 // ncols
     with style():
-        fig, axes = plt.subplots(1, 4, figsize=(16, 3.9))
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.6 * nrows + 0.3), squeeze=False)
+        axes = axes.flatten()
         for mode, c in result.curves.items():
             t = torch.arange(c.loss.shape[1])
             _band(axes[0], t, c.loss, COLORS[mode], labels[mode])
@@ -101,10 +106,13 @@ def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics
             ax.set_xlabel("Epoch")
         axes[1].set_ylim(0.4, 1.02)
         axes[1].axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
-        axes[0].legend(loc="upper right")
         from matplotlib.lines import Line2D
-        axes[1].legend([Line2D([], [], color="k", ls="-"), Line2D([], [], color="k", ls="--")],
-                       ["adapt (head fit on OOD)", "transfer (head fit on train)"], loc="center right", fontsize=9)
+        modes = axes[0].legend(loc="upper right")
+        axes[0].add_artist(modes)
+        # the line styles of the accuracy panel are explained where there is room: in the loss panel
+        axes[0].legend([Line2D([], [], color="k", ls="-"), Line2D([], [], color="k", ls="--")],
+                       ["OOD acc.: adapt (head fit on OOD)", "OOD acc.: transfer (head fit on train)"],
+                       loc="center right", fontsize=9)
         fig.suptitle(f"Single- vs multi-modal contrastive learning (mean $\\pm$ 1 s.d. over {len(result.seeds)} seeds)")
         paths = save_figure(fig, name, out_dir)
     return fig, paths

@@ -1,7 +1,7 @@
 """The library's figure style and save helper.
 
 Every figure of mmcl and of the book is drawn under :func:`style` and written by
-:func:`save_figure` as PDF and SVG (vector, for slides) and PNG, under a stable name, into an
+:func:`mmcl.figures.save_figure` as PDF and SVG (vector, for slides) and PNG, under a stable name, into an
 output folder (the book's build folder, never the source tree).  Colours are the Okabe-Ito
 palette, readable by colour-blind viewers; single-modal is always vermilion, multi-modal blue.
 """

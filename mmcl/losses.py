@@ -2,7 +2,7 @@
 (Eqs. 3, 4, 6, 8, 9), written the way a user of ``torch.autograd`` would write them.
 
 These functions act on full weight matrices and full patch tensors.  The ``autograd`` engine of
-:func:`mmcl.simulate` differentiates them with ``loss.backward()``; the closed-form engines never
+:func:`mmcl.dynamics.simulate` differentiates them with ``loss.backward()``; the closed-form engines never
 call them, which is what makes the comparison between the engines a real check.
 
 Shapes carry an optional leading batch ``B``: ``W (B, m, d)``, patches ``X (B, n, 2, d)``.

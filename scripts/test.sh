@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Run every test: the library's tests, the book build (every chapter executed, -n -W), nbval on
+# the executed chapters, and the real-browser check of the rendered pages.  Installs what it needs.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+PY=.venv/bin/python
+export MMCL_CACHE_DIR="$ROOT/_build/cache"
+
+echo "==> 1/4 library tests"
+start=$SECONDS
+$PY -m pytest tests --ignore=tests/book -q
+echo "    ($((SECONDS - start)) s)"
+
+echo "==> 2/4 building the book (executes every chapter)"
+start=$SECONDS
+bash scripts/build_book.sh
+echo "    ($((SECONDS - start)) s)"
+
+echo "==> 3/4 nbval: every chapter re-executed; cells marked NBVAL_CHECK_OUTPUT must print what the build printed"
+start=$SECONDS
+NB=_build/nbval
+rm -rf "$NB" && mkdir -p "$NB"
+# the executed copies written by the build (under _build/, converted from the MyST chapters by jupytext)
+find _build/jupyter_execute -name '*.ipynb' -exec cp {} "$NB"/ \;
+n=$(ls "$NB"/*.ipynb | wc -l)
+echo "    $n notebooks"
+MMCL_FIGURE_DIR="$ROOT/$NB/figures" $PY -m pytest --nbval-lax -p no:cacheprovider -q "$NB"
+echo "    ($((SECONDS - start)) s)"
+
+echo "==> 4/4 real-browser check of the rendered book (headless Chromium)"
+start=$SECONDS
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ]; then
+    echo "    installing Debian's chromium and chromium-driver"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "error: the browser test needs chromium and chromedriver (sudo apt-get install chromium chromium-driver)" >&2
+    exit 1
+  fi
+fi
+MMCL_REQUIRE_BOOK=1 $PY -m pytest tests/book -q -p no:cacheprovider
+echo "    ($((SECONDS - start)) s)"

@@ -1,0 +1,76 @@
+"""The rendered book, opened in headless Chromium: every page of _toc.yml shows typeset math (no
+raw TeX), no broken image, no Python traceback, and every chapter shows its figures."""
+import re
+
+import pytest
+
+from conftest import HTML, ROOT, toc_pages
+
+PAGES = toc_pages()
+
+# text of a page outside code blocks and rendered math
+VISIBLE_TEXT_JS = """
+const main = document.querySelector('main') || document.body;
+const clone = main.cloneNode(true);
+clone.querySelectorAll('pre, code, .highlight, script, style, mjx-container, .MathJax').forEach(e => e.remove());
+return clone.innerText;
+"""
+WAIT_MATHJAX_JS = """
+const done = arguments[arguments.length - 1];
+if (!window.MathJax || !MathJax.startup || !MathJax.startup.promise) { done('no-mathjax'); return; }
+MathJax.startup.promise.then(() => done('ok')).catch(e => done('error: ' + e));
+"""
+RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\\(?:gamma|rho|mu|xi|tau|sigma|frac|mathbf|boldsymbol|tilde|bmu|bxi)\b")
+
+
+def _open(browser, server, page):
+    browser.get(f"{server}/{page}")
+    return browser.execute_async_script(WAIT_MATHJAX_JS)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders_math_images_and_no_traceback(browser, server, page):
+    assert (HTML / page).exists(), f"{page} was not built"
+    status = _open(browser, server, page)
+    text = browser.execute_script(VISIBLE_TEXT_JS)
+    assert "Traceback (most recent call last)" not in text, f"{page} shows a Python traceback"
+    raw = RAW_TEX.findall(text)
+    assert not raw, f"{page} shows raw TeX {raw[:5]} instead of typeset math"
+    n_math = browser.execute_script("return document.querySelectorAll('mjx-container').length")
+    if page.startswith("book/0") or page.startswith("book/1"):
+        assert status == "ok", f"MathJax did not start on {page}: {status}"
+        assert n_math > 0, f"{page} has no typeset math"
+    errors = browser.execute_script("return document.querySelectorAll('mjx-merror').length")
+    assert errors == 0, f"{page}: {errors} MathJax errors (unknown macro?)"
+    broken = browser.execute_script(
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+    assert not broken, f"{page} has broken images: {broken}"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", [p for p in PAGES if re.match(r"book/\d\d_", p)])
+def test_every_chapter_shows_a_figure(browser, server, page):
+    _open(browser, server, page)
+    n = browser.execute_script(
+        "return document.querySelectorAll('.cell_output img, .output img, figure img').length")
+    assert n > 0, f"{page} shows no figure"
+
+
+@pytest.mark.book
+def test_every_registered_figure_was_written_in_three_formats(html_root):
+    rows = (ROOT / "book" / "figures_registry.md").read_text().splitlines()[2:]
+    names = [re.search(r"`([a-z0-9\-]+)`", r.split("|")[1]).group(1) for r in rows if r.strip().startswith("|")]
+    assert names, "the figures registry is empty"
+    missing = [f"{n}.{ext}" for n in names for ext in ("pdf", "svg", "png")
+               if not (html_root / "figures" / f"{n}.{ext}").exists()]
+    assert not missing, f"figures listed in book/figures_registry.md but not produced by the build: {missing}"
+
+
+@pytest.mark.book
+def test_chapters_offer_download_and_launch_buttons(browser, server):
+    page = next(p for p in PAGES if p.startswith("book/02_") or p.startswith("book/01_"))
+    _open(browser, server, page)
+    html = browser.page_source
+    assert "dropdown-download-buttons" in html or "download" in html.lower()
+    assert ".ipynb" in html or "launch" in html.lower()

@@ -1,0 +1,206 @@
+"""mmcl.diagnostics: the stage-1 quantities of Sec. 5.1 / App. C.1 computed from the coefficients
+equal the same quantities computed from explicit weights, and the claims of Lemma C.7 hold
+exactly where the proof's assumptions hold exactly (orthogonal noise)."""
+import pytest
+import torch
+
+import mmcl
+from mmcl import diagnostics as dg
+
+from conftest import f64
+
+
+@pytest.fixture(scope="module")
+def run(small_cfg):
+    cfg = small_cfg.replace(n_epochs=60, sigma0=0.05)
+    data = f64(cfg, 3)
+    gd = mmcl.simulate(cfg, data, "single", "gd", keep_weights=True, record_derivatives=True)
+    rec = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
+    return cfg, data, gd, rec
+
+
+def _orthogonal_noise(cfg, seed):
+    """A draw whose noise vectors are orthogonal to each other and to mu, with eps = 0: the
+    cross terms that the appendix bounds by O(sqrt(log n / d)) are then exactly zero."""
+    d = f64(cfg, seed)
+    xi = torch.zeros_like(d.xi)
+    idx = torch.arange(cfg.n)
+    xi[idx, 2 + idx] = cfg.sigma_xi * cfg.d ** 0.5
+    return mmcl.SyntheticData(y=d.y, mu=d.mu, xi=xi, eps=torch.zeros_like(d.eps), negatives=d.negatives, W0=d.W0)
+
+
+def test_preactivation_history_equals_explicit_weights(run):
+    cfg, data, gd, rec = run
+    h = dg.preactivation_history(rec, data, with_augmented=True)
+    W = gd.weights  # (K, m, d), formed by gradient descent itself
+    assert h.signal.shape == (cfg.n_epochs + 1, cfg.m) and h.noise.shape == (cfg.n_epochs + 1, cfg.m, cfg.n)
+    assert (h.signal - W @ data.mu).abs().max() < 1e-10
+    assert (h.noise - W @ data.xi.T).abs().max() < 1e-10
+    assert (h.noise_aug - W @ (data.xi + data.eps).T).abs().max() < 1e-10
+    assert (h.noise[-1] - h.noise[0]).abs().max() > 1e-2  # the weights moved
+
+
+def test_sign_sets_are_the_signs_of_explicit_preactivations(run):
+    cfg, data, gd, rec = run
+    ss = dg.sign_sets(rec, data)
+    W = gd.weights
+    assert torch.equal(ss.U_plus, W @ data.mu > 0) and torch.equal(ss.U_minus, W @ data.mu < 0)
+    assert torch.equal(ss.I_plus, W @ data.xi.T > 0) and torch.equal(ss.I_minus, W @ data.xi.T < 0)
+
+
+def test_count_changes_and_ever_changed_on_a_hand_made_mask():
+    mask = torch.tensor([[True, False, True], [True, True, True], [False, True, True]])  # (K=3, m=3)
+    assert count_list(dg.count_changes(mask, -2)) == [0, 1, 2]
+    assert dg.ever_changed(mask, -2).tolist() == [True, True, False]
+    cube = mask[:, :, None].expand(3, 3, 2)  # (K, m, n)
+    assert count_list(dg.count_changes(cube, -3)) == [0, 2, 4]
+    with pytest.raises(ValueError, match="boolean"):
+        dg.count_changes(mask.to(torch.int64), -2)
+
+
+def count_list(t):
+    return [int(v) for v in t]
+
+
+def test_lemma_c7_rho_stays_zero_on_negative_init_with_orthogonal_noise(small_cfg):
+    cfg = small_cfg.replace(n_epochs=120)
+    data = _orthogonal_noise(cfg, 1)
+    rec = mmcl.simulate(cfg, data, "single", "recursion")
+    assert float(rec.rho.abs().max()) > 0.1  # memorisation happened
+    assert float(dg.rho_on_negative_init(rec, data).max()) == 0.0
+    ss = dg.sign_sets(rec, data)
+    started_neg = ss.I_minus[0]
+    assert bool(ss.I_minus[:, started_neg].all())  # I_{r,-}(0) is contained in every I_{r,-}(t)
+
+
+def test_rho_on_negative_init_detects_cross_terms(small_cfg):
+    """With correlated Gaussian noise (n/d not small) the claim of Lemma C.7 can fail, and the
+    diagnostic must see it: it is not identically zero by construction."""
+    cfg = small_cfg.replace(d=60, n=24, n_epochs=150, sigma0=0.02)
+    data = f64(cfg, 0)
+    rec = mmcl.simulate(cfg, data, "single", "recursion")
+    assert float(dg.rho_on_negative_init(rec, data).max()) > 0
+
+
+def test_noise_totals_and_psi_match_direct_sums(run):
+    cfg, data, gd, rec = run
+    tot = dg.noise_totals(rec, data)
+    P = gd.weights @ data.xi.T  # (K, m, n)
+    P0 = data.W0 @ data.xi.T
+    for k in (0, 20, cfg.n_epochs):
+        for r in range(cfg.m):
+            for label, B in ((1.0, tot.B_plus), (-1.0, tot.B_minus)):
+                want = sum(float(rec.rho[k, r, i] + P0[r, i]) for i in range(cfg.n)
+                           if data.y[i] == label and P[k, r, i] > 0)
+                assert abs(float(B[k, r]) - want) < 1e-10
+    psi = dg.psi(rec, data)
+    assert (psi[0] - P0).abs().max() < 1e-14
+    N = dg.positive_noise_memorization(rec, data)
+    want = torch.where(P0 > 0, psi, torch.zeros_like(psi)).sum(-2) / cfg.m
+    assert (N - want).abs().max() < 1e-14
+
+
+def test_b_coefficients_split_the_summed_update13_exactly(run):
+    """s (pos_c - neg_c) must equal the sum over class c of the rho increments of Eq. (13) as
+    computed by the dynamics engine (mmcl.update_terms), an independent implementation."""
+    cfg, data, gd, rec = run
+    bc = dg.b_coefficients(rec, data, cfg)
+    s = dg.noise_step_scale(cfg)
+    for k in (0, 10, 40):
+        ut = mmcl.update_terms(data, cfg, "single", rec.gamma[k], rec.rho[k])
+        for mask, pos, neg in (((data.y > 0), bc.pos_plus, bc.neg_plus), ((data.y < 0), bc.pos_minus, bc.neg_minus)):
+            want = (ut.drho * mask).sum(-1)
+            assert (s * (pos[k] - neg[k]) - want).abs().max() < 1e-12
+            assert float(want.abs().max()) > 0
+    with pytest.raises(ValueError, match="record_derivatives"):
+        dg.b_coefficients(mmcl.simulate(cfg, data, "single", "recursion"), data, cfg)
+
+
+def test_b_coefficients_at_init_match_the_uniform_derivative_prediction():
+    """With tiny sigma0 the loss derivatives sit at 1/(M+1) and the orthogonal-noise draw removes
+    cross terms: the measured a, b then match M/(M+1) and (count of active same-class samples)/(M+1)
+    * M/(n/2), whose mean is the M/(2(M+1)) of b_dynamics_prediction."""
+    cfg = mmcl.SyntheticConfig(d=300, n=40, m=20, M=20, n_epochs=2, sigma0=1e-4, n_test=8, n_heldout=8)
+    data = _orthogonal_noise(cfg, 2)
+    rec = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
+    bc = dg.b_coefficients(rec, data, cfg)
+    a_pred, b_pred = dg.b_dynamics_prediction(cfg)
+    assert (bc.a_plus[0] - a_pred).abs().max() < 1e-3
+    # per neuron, b_plus = sum_{i in class +, active} sum_{j in N_i} sigma(P_rj) / ((M+1) B_minus)
+    act = (data.W0 @ data.xi.T > 0)
+    n_pos_active = (act & (data.y > 0)).sum(-1).double()
+    approx = n_pos_active / (cfg.M + 1) * cfg.M / (cfg.n / 2)
+    assert (bc.b_plus[0] - approx).abs().mean() < 0.1 * approx.mean()
+    assert abs(float(bc.b_plus[0].nanmean()) - b_pred) < 0.15
+
+
+def test_fit_growth_rate_recovers_a_known_rate():
+    steps = torch.arange(0, 50)
+    vals = torch.stack([3.0 * (1 + 0.04) ** steps.double(), 0.5 * (1 + 0.01) ** steps.double()])
+    fit = dg.fit_growth_rate(vals, steps, 5, 40)
+    assert torch.allclose(fit.rate, torch.tensor([0.04, 0.01], dtype=torch.float64), atol=1e-12)
+    assert torch.allclose(fit.log_c.exp(), torch.tensor([3.0, 0.5], dtype=torch.float64), atol=1e-10)
+    assert bool((fit.r2 > 1 - 1e-12).all())
+    with pytest.raises(ValueError, match="> 0"):
+        dg.fit_growth_rate(vals - 1.0, steps, 0, 40)
+    with pytest.raises(ValueError, match="t_start < t_stop"):
+        dg.fit_growth_rate(vals, steps, 10, 10)
+
+
+def test_signal_sign_agreement_equals_explicit_weights(small_cfg):
+    cfg = small_cfg.replace(n_epochs=40, sigma0=0.05)
+    data = f64(cfg, 0)
+    gd = mmcl.simulate(cfg, data, "multi", "gd", keep_weights=True)
+    rec = mmcl.simulate(cfg, data, "multi", "recursion")
+    agree = dg.signal_sign_agreement(rec, data)
+    a, at = gd.weights @ data.mu, gd.weights_tilde @ data.mu_tilde
+    assert torch.equal(agree, a * at > 0)
+    h = dg.preactivation_history(rec, data, tilde=True)
+    assert (h.noise - gd.weights_tilde @ data.xi_tilde.T).abs().max() < 1e-10
+
+
+def test_batched_diagnostics_equal_per_draw(small_cfg):
+    cfg = small_cfg.replace(n_epochs=30)
+    draws = [f64(cfg, s) for s in (0, 1)]
+    batch = mmcl.SyntheticData.stack(draws)
+    rb = mmcl.simulate(cfg, batch, "single", "recursion", record_derivatives=True)
+    bcb = dg.b_coefficients(rb, batch, cfg)
+    Nb = dg.positive_noise_memorization(rb, batch)
+    zb = dg.rho_on_negative_init(rb, batch)
+    for b, dr in enumerate(draws):
+        r1 = mmcl.simulate(cfg, dr, "single", "recursion", record_derivatives=True)
+        bc1 = dg.b_coefficients(r1, dr, cfg)
+        assert torch.allclose(bcb.neg_plus[b], bc1.neg_plus, atol=1e-12)
+        assert torch.allclose(bcb.B_minus[b], bc1.B_minus, atol=1e-12)
+        assert torch.allclose(Nb[b], dg.positive_noise_memorization(r1, dr), atol=1e-12)
+        assert torch.allclose(zb[b], dg.rho_on_negative_init(r1, dr), atol=1e-12)
+
+
+def test_bad_arguments_raise_clear_errors(run, small_cfg):
+    cfg, data, gd, rec = run
+    with pytest.raises(ValueError, match="multi-modal"):
+        dg.preactivation_history(rec, data, tilde=True)
+    with pytest.raises(ValueError, match="batched"):
+        dg.sign_sets(rec, mmcl.SyntheticData.stack([data]))
+    with pytest.raises(ValueError, match="Trajectory"):
+        dg.psi("not a run", data)
+    with pytest.raises(ValueError, match="SyntheticConfig"):
+        dg.noise_step_scale({"lr": 0.1})
+
+
+def test_without_cross_terms_makes_noise_orthogonal_and_keeps_norms(small_cfg):
+    data = f64(small_cfg, 4)
+    clean = dg.without_cross_terms(data)
+    G = clean.xi @ clean.xi.T
+    assert (G - torch.diag(torch.diagonal(G))).abs().max() < 1e-9
+    assert (clean.xi @ clean.mu).abs().max() < 1e-9
+    assert torch.allclose(clean.xi.norm(dim=-1), data.xi.norm(dim=-1), atol=1e-12)
+    assert torch.equal(clean.W0, data.W0) and torch.equal(clean.y, data.y)
+    # Lemma C.3 then holds exactly: U_+ and U_- never change, and gamma moves away from 0
+    cfg = small_cfg.replace(n_epochs=150)
+    rec = mmcl.simulate(cfg, clean, "single", "recursion")
+    ss = dg.sign_sets(rec, clean)
+    assert int(dg.count_changes(ss.U_plus, -2).max()) == 0 and int(dg.count_changes(ss.U_minus, -2).max()) == 0
+    assert float(dg.rho_on_negative_init(rec, clean).max()) == 0.0
+    with pytest.raises(ValueError, match="n \\+ 1 <= d"):
+        dg.without_cross_terms(f64(small_cfg.replace(d=20), 0))
