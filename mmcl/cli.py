@@ -56,15 +56,18 @@ def _run_figure(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mmcl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="mmcl", description="mmcl: single- vs multi-modal contrastive learning (Huang et al., NeurIPS 2024)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, target in COMMANDS.items():
         module, func = target.split(":")
         try:
             add = getattr(importlib.import_module(module), func)
-        except (ImportError, AttributeError):  # a subcommand whose module is not installed is left out
-            continue
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):  # that subcommand's module is absent: leave it out
+                continue
+            raise  # a dependency of the module is missing: say so rather than hide the command
         add(sub)
     return parser
 
