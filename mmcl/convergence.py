@@ -256,7 +256,8 @@ def telescoping(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig,
                        epsilon=ccfg.epsilon, level=ccfg.level(cfg))
 
 
-def lemma_c18_horizon(distance_sq_t1: float, cfg: SyntheticConfig, ccfg: ComparatorConfig = ComparatorConfig()) -> float:
+def lemma_c18_horizon(distance_sq_t1: float, cfg: SyntheticConfig,
+                      ccfg: ComparatorConfig = ComparatorConfig()) -> float:
     """Lemma C.18's horizon ``T - T1 = floor(||W(T1) - W*||_F^2 / (eta eps))``: the number of steps
     after ``T1`` within which the averaged bound guarantees an iterate with loss ``<= 2 eps``."""
     if not distance_sq_t1 >= 0:

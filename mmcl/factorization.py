@@ -15,8 +15,8 @@ Two results beside Huang et al. (2024):
   ``||A - X Y^T||_F^2 <= eps ||A||_F^2`` in ``O((sigma_1/sigma_r)^2 log(1/eps))`` iterations
   (:func:`agd`, :func:`initial_factors`, :func:`iterations_vs_condition`).
 
-Conventions (the book's chapters "The matrix-factorisation view" and "Alternating gradient
-descent" derive them):
+Conventions (the book's chapters "Multi-modal contrastive learning as matrix factorisation" and
+"Alternating gradient descent on the factorisation" derive them):
 
 * ``P (N_v, N_l)`` is a joint distribution: entries >= 0 summing to 1, every row and every
   column with positive mass.  Marginals ``p_V = P 1 (N_v,)``, ``p_L = P^T 1 (N_l,)``,
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -44,7 +44,8 @@ __all__ = [
     "spectral_embedding", "graph_spectrum", "label_consistency", "spectral_gap", "augmentation_graph",
     "principal_angles", "linear_probe_error",
     # a discrete image-caption model with latent classes
-    "JointConfig", "JointData", "sample_joint",
+    "JointConfig", "JointData", "sample_joint", "GraphScores", "score_graph", "median_distance",
+    "GraphComparison", "compare_graphs", "WIDTH_FACTORS",
     # alternating gradient descent
     "INITS", "AGDConfig", "AGDResult", "initial_factors", "agd_step", "agd", "default_step",
     "low_rank_matrix", "iterations_vs_condition", "ward_kolda_bound", "loglog_slope",
@@ -132,6 +133,7 @@ def normalized_cooccurrence(P: torch.Tensor) -> torch.Tensor:
 
 
 def _check_tables(P, F_V, F_L) -> None:
+    _check_distribution(P)
     _check_float("F_V", F_V, 2)
     _check_float("F_L", F_L, 2)
     if F_V.shape[0] != P.shape[0]:
@@ -157,7 +159,8 @@ def spectral_contrastive_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Ten
 
     ``L = -2 E_{(x, l) ~ P}[f_V(x)^T f_L(l)] + E_{x ~ p_V, l ~ p_L}[(f_V(x)^T f_L(l))^2]``
 
-    (HaoChen et al. 2021, Eq. (1), in the two-encoder form of Zhang, Wang & Wang 2023), with the
+    (the spectral contrastive loss of HaoChen et al. 2021 in the two-encoder form of Zhang, Wang &
+    Wang 2023; the book's Eq. ``eq-mf-loss``), with the
     encoders ``f_V = D_V^{-1/2} F_V``, ``f_L = D_L^{-1/2} F_L`` (:func:`encoder_outputs`).  The
     positive pairs are drawn from the joint ``P``, the negative pairs from the product of its
     marginals.  ``P (N_v, N_l)``, ``F_V (N_v, k)``, ``F_L (N_l, k)``.
@@ -176,7 +179,7 @@ def spectral_contrastive_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Ten
 
 def factorization_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Tensor) -> torch.Tensor:
     """``||P~ - F_V F_L^T||_F^2 - ||P~||_F^2`` (a scalar): the matrix-factorisation form of
-    :func:`spectral_contrastive_loss` (Zhang, Wang & Wang 2023).  Minimised over rank-``k``
+    :func:`spectral_contrastive_loss` (Zhang, Wang & Wang 2023; the book's Lemma ``lem-mf-identity``).  Minimised over rank-``k``
     tables by the truncated SVD of ``P~`` (Eckart-Young), :func:`optimal_factors`."""
     _check_tables(P, F_V, F_L)
     Pt = normalized_cooccurrence(P)
@@ -200,7 +203,8 @@ def induced_image_graph(P: torch.Tensor) -> torch.Tensor:
     ``A(x, x+) = sum_l P(x, l) P(x+, l) / p_L(l)`` = ``P D_L^{-1} P^T``,
 
     the joint law of two images drawn independently given one caption (Zhang, Wang & Wang 2023:
-    the pseudo-positive pairs of multi-modal learning).  It is symmetric, sums to 1, has degrees
+    the pseudo-positive pairs of multi-modal learning; the book's Lemma ``lem-mf-induced``).  It is
+    symmetric, sums to 1, has degrees
     ``A 1 = p_V``, and its normalised form ``D_V^{-1/2} A D_V^{-1/2}`` equals ``P~ P~^T``.
     """
     _check_distribution(P)
@@ -275,15 +279,21 @@ def augmentation_graph(X: torch.Tensor, width: float) -> torch.Tensor:
 
 def principal_angles(U: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     """Principal angles (radians, increasing) between the column spaces of ``U (N, a)`` and
-    ``V (N, b)``, ``(min(a, b),)``: ``arccos`` of the singular values of ``Q_U^T Q_V``."""
+    ``V (N, b)``, ``(min(a, b),)``.  Cosines are the singular values of ``Q_U^T Q_V``, sines those of
+    ``(I - Q_U Q_U^T) Q_V``; the angle is ``atan2(sin, cos)``, accurate near 0 as well as near
+    ``pi/2`` (``arccos`` alone cannot resolve angles below ~1e-8 in float64)."""
     _check_float("U", U, 2)
     _check_float("V", V, 2)
     if U.shape[0] != V.shape[0]:
         raise ValueError(f"U {tuple(U.shape)} and V {tuple(V.shape)} must have the same number of rows")
+    if U.shape[1] < V.shape[1]:
+        U, V = V, U
     Qu, _ = torch.linalg.qr(U)
     Qv, _ = torch.linalg.qr(V)
-    c = torch.linalg.svdvals(Qu.T @ Qv).clamp(-1.0, 1.0)
-    return torch.arccos(c)  # singular values decrease, so the angles increase
+    M = Qu.T @ Qv
+    cos = torch.linalg.svdvals(M)  # decreasing
+    sin = torch.linalg.svdvals(Qv - Qu @ M).flip(0)  # increasing, paired with the decreasing cosines
+    return torch.atan2(sin, cos)
 
 
 def linear_probe_error(Z: torch.Tensor, labels: torch.Tensor, train: torch.Tensor, l2: float = 1e-3) -> float:
@@ -327,18 +337,20 @@ class JointConfig:
     Each image ``x`` has a class ``c(x)`` and features ``x = ||mu|| e_{c(x)} + xi``,
     ``xi ~ N(0, sigma^2 I_dim)`` (the signal-plus-noise images of Huang et al., one patch).
     Captions have classes too.  ``P(x, l) = (1/N_v) [(1 - eta) q_x(l) + eta / N_l]`` where
-    ``q_x`` is a Dirichlet(``concentration``) distribution over the captions of class ``c(x)``:
-    an image is described by captions of its own class, except for a fraction ``eta`` of
-    captions drawn from anywhere.
+    ``q_x`` is a Dirichlet(``concentration``) distribution over the captions of the class ``x`` is
+    *described as*: its own class ``c(x)``, except for a fraction ``mismatch`` of the images,
+    described as a uniformly drawn other class (text label noise); ``eta`` is a floor of captions
+    drawn from anywhere (it keeps every pair possible).
     """
 
     n_classes: int = 4  # latent classes C
     images_per_class: int = 50  # N_v = C * images_per_class
     captions_per_class: int = 10  # N_l = C * captions_per_class
     concentration: float = 2.0  # Dirichlet concentration of q_x: large = every caption of the class equally likely
-    caption_noise: float = 0.1  # eta: probability mass on a caption drawn uniformly from all classes
+    caption_noise: float = 0.05  # eta: probability mass on a caption drawn uniformly from all classes
+    mismatch: float = 0.1  # probability that an image is described as another (random) class: text label noise
     dim: int = 400  # image feature dimension d
-    signal: float = 4.0  # ||mu||: class signal in the image features
+    signal: float = 2.0  # ||mu||: class signal in the image features; SNR = 2/sqrt(400) = 0.1 (Fig. 1 of Huang et al.: 0.11)
     sigma: float = 1.0  # std of the image noise xi
 
     def __post_init__(self) -> None:
@@ -348,6 +360,7 @@ class JointConfig:
                 raise ValueError(f"JointConfig.{name} must be an integer >= {low}, got {v!r}")
         for name, lo, hi, lo_open, hi_open in (("concentration", 0.0, math.inf, True, True),
                                                ("caption_noise", 0.0, 1.0, False, True),
+                                               ("mismatch", 0.0, 1.0, False, False),
                                                ("signal", 0.0, math.inf, False, True),
                                                ("sigma", 0.0, math.inf, True, True)):
             v = getattr(self, name)
@@ -376,11 +389,13 @@ class JointConfig:
 
 @dataclass
 class JointData:
-    """A draw of :func:`sample_joint`: ``P (N_v, N_l)`` (sums to 1), ``image_labels (N_v,)``,
-    ``caption_labels (N_l,)``, ``images (N_v, dim)`` and the config."""
+    """A draw of :func:`sample_joint`: ``P (N_v, N_l)`` (sums to 1), ``image_labels (N_v,)`` (the
+    true classes), ``described_as (N_v,)`` (the class of an image's captions; differs from the
+    label on the mismatched images), ``caption_labels (N_l,)``, ``images (N_v, dim)``, the config."""
 
     P: torch.Tensor
     image_labels: torch.Tensor
+    described_as: torch.Tensor
     caption_labels: torch.Tensor
     images: torch.Tensor
     config: JointConfig
@@ -396,14 +411,86 @@ def sample_joint(cfg: JointConfig = JointConfig(), seed: int = 0, dtype=torch.fl
     yl = torch.arange(C).repeat_interleave(k)
     Q = torch.zeros(nv, nl, dtype=torch.float64)
     q_within = torch.from_numpy(rng.dirichlet(np.full(k, float(cfg.concentration)), size=nv))  # (N_v, k)
+    flip = torch.from_numpy(rng.random(nv) < cfg.mismatch)
+    shift = torch.from_numpy(rng.integers(1, C, size=nv))  # another class, uniformly
+    described = torch.where(flip, (yv + shift) % C, yv)
     for c in range(C):
-        Q[yv == c, c * k:(c + 1) * k] = q_within[yv == c]
+        Q[described == c, c * k:(c + 1) * k] = q_within[described == c]
     P = ((1.0 - cfg.caption_noise) * Q + cfg.caption_noise / nl) / nv
     P = P / P.sum()
     mu = torch.zeros(C, cfg.dim, dtype=torch.float64)
     mu[torch.arange(C), torch.arange(C)] = cfg.signal
     X = mu[yv] + cfg.sigma * torch.from_numpy(rng.standard_normal((nv, cfg.dim)))
-    return JointData(P=P.to(dtype), image_labels=yv, caption_labels=yl, images=X.to(dtype), config=cfg)
+    return JointData(P=P.to(dtype), image_labels=yv, described_as=described, caption_labels=yl, images=X.to(dtype), config=cfg)
+
+
+@dataclass
+class GraphScores:
+    """HaoChen et al.'s two graph quantities and the downstream result for one positive-pair graph:
+    ``alpha`` (:func:`label_consistency`), ``gap`` = ``lambda_{k+1}`` (:func:`spectral_gap`) and
+    ``probe_error`` (:func:`linear_probe_error` on :func:`spectral_embedding`)."""
+
+    alpha: float
+    gap: float
+    probe_error: float
+
+
+def score_graph(A: torch.Tensor, labels: torch.Tensor, k: int, train: torch.Tensor) -> GraphScores:
+    """:class:`GraphScores` of the graph ``A (N, N)`` with ``labels (N,)``, embedding dimension
+    ``k`` and the probe's training rows ``train (N,)`` (bool)."""
+    return GraphScores(alpha=label_consistency(A, labels), gap=spectral_gap(A, k),
+                       probe_error=linear_probe_error(spectral_embedding(A, k), labels, train))
+
+
+def median_distance(X: torch.Tensor) -> float:
+    """The median of ``||x_i - x_j||`` over pairs ``i < j`` of the rows of ``X (N, d)``."""
+    _check_float("X", X, 2)
+    if X.shape[0] < 2:
+        raise ValueError(f"X needs at least 2 rows, got {X.shape[0]}")
+    i, j = torch.triu_indices(X.shape[0], X.shape[0], 1)
+    sq = (X * X).sum(1)
+    D2 = (sq[:, None] + sq[None, :] - 2.0 * X @ X.T).clamp_min(0.0)
+    return float(torch.sqrt(D2[i, j]).median())
+
+
+@dataclass
+class GraphComparison:
+    """:func:`compare_graphs`: ``caption`` (the induced image graph), ``augmentation[i]`` for
+    ``widths[i]`` (absolute widths), ``best`` = index of the width with the lowest probe error
+    (an oracle choice, in the augmentation graph's favour), ``raw_probe_error`` (the probe on the
+    image features themselves)."""
+
+    caption: GraphScores
+    augmentation: list
+    widths: list
+    best: int
+    raw_probe_error: float
+
+
+WIDTH_FACTORS = (0.2, 0.3, 0.45, 0.6, 0.8, 1.0, 1.4)
+
+
+def compare_graphs(data: JointData, k: Optional[int] = None, width_factors: Sequence[float] = WIDTH_FACTORS,
+                   train: Optional[torch.Tensor] = None) -> GraphComparison:
+    """Score the caption-induced graph and Gaussian augmentation graphs on the same images.
+
+    Augmentation widths are ``factor * median_distance(images) / 2`` for each factor, so that at
+    ``factor = 1`` a pair at the median distance has weight ``exp(-1)`` relative to a self-pair.
+    ``k`` defaults to the number of classes; ``train`` (bool ``(N_v,)``) to every other image
+    (half of each class, images being sorted by class).
+    """
+    cfg = data.config
+    k = cfg.n_classes if k is None else k
+    N = data.P.shape[0]
+    train = (torch.arange(N) % 2 == 0) if train is None else train
+    y = data.image_labels
+    caption = score_graph(induced_image_graph(data.P), y, k, train)
+    med = median_distance(data.images)
+    widths = [f * med / 2.0 for f in width_factors]
+    aug = [score_graph(augmentation_graph(data.images, w), y, k, train) for w in widths]
+    best = min(range(len(aug)), key=lambda i: (aug[i].probe_error, i))
+    return GraphComparison(caption=caption, augmentation=aug, widths=widths, best=best,
+                           raw_probe_error=linear_probe_error(data.images, y, train))
 
 
 # --------------------------------------------------------------------------------------------
@@ -629,7 +716,8 @@ def iterations_vs_condition(kappas: Sequence[float], seeds: Sequence[int], m: in
                             config: AGDConfig = AGDConfig(), progress: bool = True) -> torch.Tensor:
     """Iterations AGD needs to reach ``||A - X Y^T||_F^2 <= tol ||A||_F^2``, ``(len(kappas), len(seeds))``
     (int64, CPU), for :func:`low_rank_matrix` ``(m, n, r, kappa, seed)`` with factors of width ``d``.
-    All seeds of one ``kappa`` run as one batch; the seed also seeds the initialisation.  The step
+    All seeds of one ``kappa`` run as one batch, initialised from seed ``seeds[0] + 7919 i`` for the
+    ``i``-th ``kappa`` (independent draws per member of the batch).  The step
     is ``step_scale / sigma_1`` (default ``config.step_scale``); unconverged runs count ``max_iter``."""
     from tqdm.auto import tqdm
 
