@@ -3,7 +3,7 @@
 The proofs of Lemmas 5.2 and 5.4 track a few derived quantities of the weights rather than the
 weights themselves.  This module computes them from a :class:`~mmcl.dynamics.Trajectory` (any
 engine: only the coefficients ``gamma``, ``rho`` of Eq. (11) are used, through
-:func:`mmcl.preactivations`, so a run of the ``recursion`` engine suffices):
+:func:`mmcl.dynamics.preactivations`, so a run of the ``recursion`` engine suffices):
 
 * :func:`preactivation_history` -- ``<w_r(t), mu>``, ``<w_r(t), xi_i>`` (and ``<w_r(t), xi_i + eps_i>``)
   at every recorded step;
@@ -133,7 +133,7 @@ class PreactivationHistory:
 def preactivation_history(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
                           with_augmented: bool = False) -> PreactivationHistory:
     """``<w_r(t), mu>`` and ``<w_r(t), xi_i>`` along ``traj`` from the coefficients of Eq. (11),
-    via :func:`mmcl.preactivations` (exact for every engine).
+    via :func:`mmcl.dynamics.preactivations` (exact for every engine).
 
     ``with_augmented=True`` adds ``<w_r(t), xi_i + eps_i>`` (the augmented positive's noise patch,
     Eq. 5), which only exists for the first modality.  Computed in the trajectory's dtype.

@@ -77,11 +77,13 @@ def _band(ax, x, Y, color, label, ls="-"):
     ax.fill_between(x, mean - sd, mean + sd, color=color, alpha=0.2, lw=0)
 
 
-def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics", ncols: int = 4):
+def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics", ncols: int = 4,
+                 save: bool = True):
     """The four panels of Figure 1 (training loss, OOD accuracy under both protocols, signal
     learning, noise memorisation; mean +- 1 s.d. over seeds), saved through
     :func:`mmcl.figures.save_figure`.  ``ncols=4`` is the paper's row (for slides), ``ncols=2`` a
-    2x2 grid (for the page).  Returns ``(fig, paths)``."""
+    2x2 grid (for the page).  ``save=False`` only draws (e.g. for ``env.show``, which saves).
+    Returns ``(fig, paths)`` (``paths`` empty when not saved)."""
     import matplotlib.pyplot as plt
 
     if ncols not in (1, 2, 4):
@@ -114,5 +116,5 @@ def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics
                        ["OOD acc.: adapt (head fit on OOD)", "OOD acc.: transfer (head fit on train)"],
                        loc="center right", fontsize=9)
         fig.suptitle(f"Single- vs multi-modal contrastive learning (mean $\\pm$ 1 s.d. over {len(result.seeds)} seeds)")
-        paths = save_figure(fig, name, out_dir)
+        paths = save_figure(fig, name, out_dir) if save else []
     return fig, paths

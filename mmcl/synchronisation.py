@@ -11,7 +11,7 @@ neuron whose two signs agree at initialisation keeps them, and that a neuron who
 reaches agreement at some step ``t'``; the paper gives no value for ``t'``.  Ours: while the loss
 derivatives are uniform (``l'_i = l'_{i,j} = 1/(M+1)``, Lemma D.1 with ``C_l = 1``), the labels are
 balanced and the noise patches are orthogonal to the signal, the positive and the negative terms of
-Eqs. (15), (17) combine through ``sigma(x) - sigma(-x) = x`` into the *linear* map
+Eqs. (15), (17) combine through ``sigma(x) - sigma(-x) = x`` into the *linear* map::
 
     u(t+1) = u(t) + kappa v(t),   v(t+1) = v(t) + kappa u(t),
     kappa  = eta M ||mu|| ||mu~|| / (2 m tau (M+1))             (:func:`pairing_rate`),

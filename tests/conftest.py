@@ -9,6 +9,3 @@ def small_cfg():
     """A small configuration that runs in milliseconds but keeps all the paper's ingredients."""
     return mmcl.SyntheticConfig(d=300, d_tilde=250, n=24, m=10, M=10, n_epochs=200, n_test=60, n_heldout=200)
 
-
-def f64(cfg, seed=0):
-    return mmcl.sample_synthetic(cfg, seed, dtype=torch.float64)

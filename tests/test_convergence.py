@@ -10,7 +10,7 @@ import mmcl
 from mmcl import convergence as cv
 from mmcl import losses
 
-from conftest import f64
+from helpers import f64
 
 
 @pytest.fixture(scope="module")

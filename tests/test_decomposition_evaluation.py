@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 import mmcl
 from mmcl.evaluation import embeddings, evaluate, evaluate_all, fit_logistic
 
-from conftest import f64
+from helpers import f64
 
 
 def test_eq11_decomposition_recovers_known_coefficients():

@@ -7,7 +7,7 @@ import torch
 import mmcl
 from mmcl import diagnostics as dg
 
-from conftest import f64
+from helpers import f64
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import mmcl
 from mmcl.dynamics import update_terms
 
-from conftest import f64
+from helpers import f64
 
 
 @st.composite

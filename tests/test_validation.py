@@ -4,7 +4,7 @@ import torch
 
 import mmcl
 
-from conftest import f64
+from helpers import f64
 
 
 @pytest.mark.parametrize("field,value", [

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import HTML, ROOT, toc_pages
+from bookpages import HTML, ROOT, toc_pages
 
 PAGES = toc_pages()
 
