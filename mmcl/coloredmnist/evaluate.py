@@ -61,7 +61,7 @@ def accuracy(pred: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def fit_probe(X: torch.Tensor, y: torch.Tensor, n_classes: int = N_CLASSES, l2: float = 1e-3,
-              max_iter: int = 200) -> LinearProbe:
+              max_iter: int = 100) -> LinearProbe:
     """Multinomial logistic regression ``min_W,b mean_i CE(softmax(x_i W + b), y_i) + l2/2 ||W||^2``
     on standardised features (constant columns left unscaled), by L-BFGS (strong Wolfe) in float64.
 
@@ -78,19 +78,26 @@ def fit_probe(X: torch.Tensor, y: torch.Tensor, n_classes: int = N_CLASSES, l2: 
     scale = X.std(0, correction=0)
     scale = torch.where(scale > 1e-12 * (1 + mean.abs()), scale, torch.ones_like(scale))
     Xs = (X - mean) / scale
-    W = torch.zeros(X.shape[1], n_classes, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros(n_classes, dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([W, b], lr=1.0, max_iter=max_iter, tolerance_grad=1e-9, tolerance_change=1e-12,
+    N = X.shape[0]
+    Xa = torch.cat([Xs, torch.ones(N, 1, dtype=Xs.dtype)], 1)  # (N, p+1): last column = bias
+    Y = F.one_hot(y, n_classes).double()
+    reg = torch.full((X.shape[1] + 1, 1), l2, dtype=torch.float64)
+    reg[-1] = 0.0  # the bias is not penalised
+    theta = torch.zeros(X.shape[1] + 1, n_classes, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=max_iter, tolerance_grad=1e-6, tolerance_change=1e-9,
                             history_size=20, line_search_fn="strong_wolfe")
 
-    def closure():
-        opt.zero_grad()
-        loss = F.cross_entropy(Xs @ W + b, y) + 0.5 * l2 * (W * W).sum()
-        loss.backward()
+    def closure():  # loss and its gradient in closed form: Xa^T (softmax - Y) / N + l2 W
+        with torch.no_grad():
+            Z = Xa @ theta
+            lse = torch.logsumexp(Z, 1)
+            loss = (lse - (Z * Y).sum(1)).mean() + 0.5 * (reg * theta * theta).sum()
+            theta.grad = Xa.T @ (torch.exp(Z - lse[:, None]) - Y) / N + reg * theta
         return loss
 
     opt.step(closure)
-    return LinearProbe(weight=W.detach(), bias=b.detach(), mean=mean, scale=scale)
+    W, b = theta.detach()[:-1], theta.detach()[-1]
+    return LinearProbe(weight=W.clone(), bias=b.clone(), mean=mean, scale=scale)
 
 
 @torch.no_grad()

@@ -5,7 +5,8 @@
 
 * ``"multi"`` -- multi-modal contrastive learning, CLIP-style (the paper's Eq. (9) on images):
   image tower + linear image head against the ideal caption encoder, loss
-  :func:`~mmcl.coloredmnist.losses.multi_positive_infonce`, captions = (noisy label, colour);
+  :func:`~mmcl.coloredmnist.losses.multi_positive_infonce`, captions = (noisy label, colour)
+  (or the label alone with ``TrainConfig.caption_colour=False``, an ablation);
 * ``"simclr"`` -- single-modal contrastive learning (the paper's Eq. (6) on images): two views
   under an :class:`~mmcl.coloredmnist.augment.AugmentConfig`, MLP head, loss
   :func:`~mmcl.coloredmnist.losses.nt_xent`;
@@ -41,7 +42,7 @@ METHODS = ("multi", "simclr", "supervised")
 class TrainConfig:
     """Optimisation and architecture settings shared by all methods (the paper gives none)."""
 
-    epochs: int = 6  # passes over the training split
+    epochs: int = 8  # passes over the training split
     batch_size: int = 256  # images per step (and per contrastive batch)
     lr: float = 2e-3  # Adam step size
     weight_decay: float = 0.0  # Adam's L2 penalty
@@ -50,6 +51,7 @@ class TrainConfig:
     embed_dim: int = 32  # contrastive embedding (head output, caption embedding)
     temperature_multi: float = 0.1  # tau of the multi-modal InfoNCE
     temperature_single: float = 0.2  # tau of SimCLR's NT-Xent
+    caption_colour: bool = True  # multi: captions name digit and colour; False = digit only (ablation)
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "feature_dim", "embed_dim"):
@@ -62,6 +64,8 @@ class TrainConfig:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0 < v < float("inf")):
                 raise ValueError(f"{name}={v!r} must be a positive finite number")
+        if not isinstance(self.caption_colour, bool):
+            raise ValueError(f"caption_colour={self.caption_colour!r} must be True or False")
         if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
             raise ValueError(f"weight_decay={self.weight_decay!r} must be >= 0")
         ch = tuple(self.channels)
@@ -163,8 +167,9 @@ def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
                 x = augment(x, aug, g_dev)
                 h = encoder(x)
                 if method == "multi":
-                    t = text(caption_vectors(label[idx], colour[idx]))
-                    loss = multi_positive_infonce(head(h), t, caption_ids(label[idx], colour[idx]),
+                    c = colour[idx] if cfg.caption_colour else None
+                    ids = caption_ids(label[idx], colour[idx] if cfg.caption_colour else torch.zeros_like(idx))
+                    loss = multi_positive_infonce(head(h), text(caption_vectors(label[idx], c)), ids,
                                                   cfg.temperature_multi)
                 else:
                     loss = nn.functional.cross_entropy(head(h), label[idx])
