@@ -25,8 +25,10 @@ import torch.nn.functional as F
 __all__ = ["RECIPES", "AugmentConfig", "random_resized_crop_flip", "color_jitter", "random_grayscale",
            "hue_rotation", "augment", "LUMA"]
 
+#: The augmentation recipes of :class:`AugmentConfig`.
 RECIPES = ("none", "crop_flip", "simclr")
-LUMA = (0.299, 0.587, 0.114)  # ITU-R 601 luma weights, as torchvision's rgb_to_grayscale
+#: ITU-R 601 luma weights of R, G, B (as torchvision's ``rgb_to_grayscale``).
+LUMA = (0.299, 0.587, 0.114)
 
 
 @dataclass
@@ -65,7 +67,7 @@ def _uniform(n, lo, hi, g, device):
 
 
 def random_resized_crop_flip(x: torch.Tensor, scale=(0.4, 1.0), ratio=(3 / 4, 4 / 3), p_flip: float = 0.5,
-                             g: torch.Generator = None) -> torch.Tensor:
+                             g=None) -> torch.Tensor:
     """Random resized crop (area fraction in ``scale``, aspect ratio log-uniform in ``ratio``) and a
     horizontal flip with probability ``p_flip``, as one affine resampling (bilinear, zeros outside).
 
@@ -103,7 +105,7 @@ def _gray(x: torch.Tensor) -> torch.Tensor:
     return (x * w[None, :, None, None]).sum(1, keepdim=True)
 
 
-def color_jitter(x: torch.Tensor, strength: float = 0.5, p: float = 0.8, g: torch.Generator = None) -> torch.Tensor:
+def color_jitter(x: torch.Tensor, strength: float = 0.5, p: float = 0.8, g=None) -> torch.Tensor:
     """SimCLR's colour jitter with strength ``s``, applied to each image with probability ``p``:
     brightness, contrast and saturation factors uniform in ``[1 - 0.8 s, 1 + 0.8 s]`` and a hue
     rotation uniform in ``[-0.2 s, 0.2 s]`` of a full turn, in this fixed order, clamped to [0, 1].
@@ -123,13 +125,13 @@ def color_jitter(x: torch.Tensor, strength: float = 0.5, p: float = 0.8, g: torc
     return on * y + (1 - on) * x
 
 
-def random_grayscale(x: torch.Tensor, p: float = 0.2, g: torch.Generator = None) -> torch.Tensor:
+def random_grayscale(x: torch.Tensor, p: float = 0.2, g=None) -> torch.Tensor:
     """Replace each image by its luma (``LUMA`` weights) in all three channels with probability ``p``."""
     on = (torch.rand(x.shape[0], generator=g, device=x.device) < p).to(x.dtype)[:, None, None, None]
     return on * _gray(x).expand_as(x) + (1 - on) * x
 
 
-def augment(x: torch.Tensor, cfg: AugmentConfig, g: torch.Generator = None) -> torch.Tensor:
+def augment(x: torch.Tensor, cfg: AugmentConfig, g=None) -> torch.Tensor:
     """One random view of each image under ``cfg.recipe``; ``x (B, 3, H, W)`` -> same shape."""
     if cfg.recipe == "none":
         return x

@@ -1,12 +1,12 @@
 """``mmcl coloredmnist``: the paper's Table 1 on ColoredMNIST without the book.
 
 ``mmcl coloredmnist --seeds 3 --out DIR`` trains every run of
-:data:`~mmcl.coloredmnist.experiment.RUNS` at seeds 0..2 and writes ``DIR/results.json`` (variant ->
+``mmcl.coloredmnist.experiment.RUNS`` at seeds 0..2 and writes ``DIR/results.json`` (variant ->
 train/test accuracy, mean and s.d. over seeds, per-seed values, feature probes, settings, times),
 ``DIR/table1.md`` and the figures ``table1-coloredmnist``, ``coloredmnist-feature-probes``,
-``coloredmnist-probe-l2`` and ``coloredmnist-samples`` (PDF, SVG, PNG).  ``--ablations`` adds the runs of :data:`~mmcl.coloredmnist.experiment.ABLATIONS`;
-``--sensitivity`` reruns the main comparison under each change of
-:data:`~mmcl.coloredmnist.experiment.SENSITIVITY` (``sensitivity.json``, ``sensitivity.md``).
+``coloredmnist-probe-l2`` and ``coloredmnist-samples`` (PDF, SVG, PNG).  ``--ablations`` adds the ablation runs (``ABLATIONS``);
+``--sensitivity`` reruns the main comparison under each change of ``SENSITIVITY``
+(``sensitivity.json``, ``sensitivity.md``).
 """
 from __future__ import annotations
 

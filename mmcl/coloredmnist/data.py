@@ -36,11 +36,13 @@ from .._utils import resolve_device
 __all__ = ["N_CLASSES", "PALETTE", "PALETTE_NAMES", "ColoredMNISTConfig", "Split", "ColoredMNIST",
            "read_idx", "load_mnist_idx", "load_mnist", "make_colored_mnist", "pair_swap", "tint"]
 
+#: Digit classes (and colours).
 N_CLASSES = 10
 
-# Ten distinct, bright RGB colours (values in [0, 1]); colour k is the training colour of class k.
-# 0 red and 1 green as in the paper's description ("0 red, 1 green" in training).
+#: Names of the ten colours of :data:`PALETTE`, in order.
 PALETTE_NAMES = ("red", "green", "blue", "yellow", "magenta", "cyan", "orange", "white", "pink", "violet")
+#: Ten distinct, bright RGB colours (values in [0, 1]); colour k is the training colour of class k,
+#: 0 red and 1 green as in the paper's description.
 PALETTE: Tuple[Tuple[float, float, float], ...] = (
     (0.90, 0.10, 0.10),  # red
     (0.10, 0.80, 0.15),  # green
@@ -110,12 +112,13 @@ class ColoredMNISTConfig:
 
     @property
     def p_colour_matches(self) -> float:
-        """P(colour index = noisy label) in training: ``p_own + (1 - p_own)/10``."""
+        """The probability that the colour index equals the noisy label in training,
+        ``p_own_colour + (1 - p_own_colour) / 10``."""
         return self.p_own_colour + (1 - self.p_own_colour) / N_CLASSES
 
     @property
     def effective_label_noise(self) -> float:
-        """P(noisy label != clean label): ``label_noise * 9/10``."""
+        """The probability that the noisy label differs from the clean one, ``label_noise * 9/10``."""
         return self.label_noise * (N_CLASSES - 1) / N_CLASSES
 
 

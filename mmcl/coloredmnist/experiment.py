@@ -1,6 +1,6 @@
 """Table 1 of the paper on ColoredMNIST: every variant, over seeds, cached, summarised and drawn.
 
-A *run* trains one model (:data:`RUNS`, plus the optional :data:`ABLATIONS`) and yields one or more
+A *run* trains one model (``RUNS``, plus the optional ``ABLATIONS``) and yields one or more
 *variants* -- a model with one evaluation -- each with a train and a test accuracy:
 
 =======================  =====================================================================
@@ -36,22 +36,23 @@ from ..figures import COLORS, save_figure, style
 from .augment import AugmentConfig
 from .data import ColoredMNIST, ColoredMNISTConfig, make_colored_mnist
 from .evaluate import accuracy, colour_only_classifier, feature_probes, features, fit_probe, predict, zero_shot_predict
-from .train import TrainConfig, train_model
+from .train import TrainConfig, progress_bar, train_model
 
 __all__ = ["RunSpec", "RUNS", "ABLATIONS", "VARIANTS", "PAPER", "RunResult", "Table1Result", "run_one",
-           "run_table1", "plot_table1", "plot_probe_l2", "caption_geometry", "PROBE_L2_GRID", "SENSITIVITY", "run_sensitivity", "format_sensitivity", "plot_feature_probes", "plot_samples", "format_table"]
+           "run_table1", "plot_table1", "plot_probe_l2", "caption_geometry", "PROBE_L2_GRID", "SENSITIVITY", "run_sensitivity", "format_sensitivity", "plot_feature_probes", "plot_samples", "format_table", "format_table_html"]
 
-# L2 penalties of the linear probe at which every probed run is also scored (a sensitivity check)
+#: L2 penalties of the linear probe at which every probed run is also scored (a sensitivity check).
 PROBE_L2_GRID = (1e-4, 1e-3, 1e-2, 1e-1)
 
-# The paper's Table 1 (train / test accuracy, fractions)
+#: The paper's Table 1 (train / test accuracy, fractions).
 PAPER = {"single": {"train": 0.8843, "test": 0.1268}, "multi": {"train": 0.8777, "test": 0.8213}}
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One trained model: ``method`` of :func:`train_model`, its augmentation, grey input or not,
-    overrides of :class:`TrainConfig`/:class:`AugmentConfig` fields, and a one-line description."""
+    """One trained model: ``method`` of :func:`~mmcl.coloredmnist.train.train_model`, its augmentation,
+    grey input or not, overrides of :class:`~mmcl.coloredmnist.train.TrainConfig` fields, and a
+    one-line description."""
 
     method: str
     aug: AugmentConfig = field(default_factory=lambda: AugmentConfig("none"))
@@ -60,6 +61,7 @@ class RunSpec:
     description: str = ""
 
 
+#: The runs of Table 1, by name (each a :class:`RunSpec`).
 RUNS: Dict[str, RunSpec] = {
     "multi": RunSpec("multi", description="CLIP-style: image tower vs ideal caption encoder (digit + colour)"),
     "single_crop_flip": RunSpec("simclr", AugmentConfig("crop_flip"), description="SimCLR, crop + flip"),
@@ -69,6 +71,7 @@ RUNS: Dict[str, RunSpec] = {
     "shape_only": RunSpec("supervised", grayscale=True, description="reference: supervised on grey digits"),
 }
 
+#: Optional runs that take the recipe apart, by name (each a :class:`RunSpec`).
 ABLATIONS: Dict[str, RunSpec] = {
     "multi_digit_caption": RunSpec("multi", train_overrides=(("caption_colour", False),),
                                    description="multi-modal with captions naming only the digit"),
@@ -80,8 +83,9 @@ ABLATIONS: Dict[str, RunSpec] = {
                                   description="SimCLR, crop + flip with ImageNet's crop scale (0.08, 1)"),
 }
 
-# One-at-a-time departures from the defaults: name -> {"data": ColoredMNISTConfig fields, "train":
-# TrainConfig fields}; :func:`run_sensitivity` reruns the main comparison under each.
+#: One-at-a-time departures from the defaults, by name, each a dict with keys ``"data"``
+#: (ColoredMNISTConfig fields) and ``"train"`` (TrainConfig fields);
+#: :func:`run_sensitivity` reruns the main comparison under each.
 SENSITIVITY: Dict[str, Dict[str, dict]] = {
     "default": {},
     "epochs=3": {"train": {"epochs": 3}},
@@ -93,7 +97,7 @@ SENSITIVITY: Dict[str, Dict[str, dict]] = {
     "p_own_colour=0.5": {"data": {"p_own_colour": 0.5}},
 }
 
-# variant -> the run that produces it
+#: The run that produces each variant (None for the colour-only reference, which trains nothing).
 VARIANTS: Dict[str, Optional[str]] = {
     "multi_zero_shot": "multi", "multi_linear_probe": "multi", "single_crop_flip": "single_crop_flip",
     "single_color_jitter": "single_color_jitter", "supervised": "supervised", "shape_only": "shape_only",
@@ -272,9 +276,8 @@ def run_table1(seeds: Sequence[int] = (0,), runs: Sequence[str] = tuple(RUNS), *
                probe_l2: float = 1e-3, device="cpu", source=None, progress: Optional[bool] = None,
                cache: bool = True) -> Table1Result:
     """Every run of ``runs`` at every seed of ``seeds`` (each through the cache), plus the
-    colour-only reference; the data of seed ``s`` are :func:`make_colored_mnist` ``(data_cfg, s)``."""
-    from tqdm.auto import tqdm
-
+    colour-only reference; the data of seed ``s`` are
+    :func:`~mmcl.coloredmnist.data.make_colored_mnist` ``(data_cfg, s)``."""
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds must name at least one seed")
@@ -287,7 +290,7 @@ def run_table1(seeds: Sequence[int] = (0,), runs: Sequence[str] = tuple(RUNS), *
     results: Dict[str, List[RunResult]] = {r: [] for r in runs}
     colour_only, rates = [], []
     digits = None
-    with tqdm(total=len(seeds) * len(runs), desc="ColoredMNIST runs", disable=not show) as bar:
+    with progress_bar(show, total=len(seeds) * len(runs), desc="ColoredMNIST runs") as bar:
         for seed in seeds:
             if digits is None:
                 from .data import load_mnist
@@ -385,6 +388,15 @@ def format_table(result: Table1Result) -> str:
     for k, p in PAPER.items():
         lines.append(f"| paper: {k}-modal | {100 * p['train']:.2f} | {100 * p['test']:.2f} | n/a | n/a |")
     return "\n".join(lines)
+
+
+def format_table_html(result: Table1Result) -> str:
+    """:func:`format_table` as an HTML table (for notebooks, whose Markdown outputs have no tables)."""
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in format_table(result).splitlines()]
+    head, body = rows[0], rows[2:]
+    th = "".join(f"<th>{h}</th>" for h in head)
+    trs = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in body)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
 
 
 def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredmnist"):

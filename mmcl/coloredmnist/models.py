@@ -43,6 +43,7 @@ class ConvEncoder(nn.Module):
         self.feature_dim = feature_dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x (B, 3, H, H)`` -> features ``(B, feature_dim)``."""
         return self.fc(self.conv(x))
 
 
@@ -55,6 +56,7 @@ class ProjectionHead(nn.Module):
         self.net = nn.Sequential(nn.Linear(feature_dim, hidden), nn.ReLU(), nn.Linear(hidden, embed_dim))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
+        """``h (B, feature_dim)`` -> ``(B, embed_dim)``."""
         return self.net(h)
 
 
@@ -80,4 +82,5 @@ class CaptionEncoder(nn.Module):
         self.proj = nn.Linear(2 * N_CLASSES, embed_dim, bias=False)
 
     def forward(self, captions: torch.Tensor) -> torch.Tensor:
+        """``captions (N, 20)`` -> ``(N, embed_dim)``."""
         return self.proj(captions)

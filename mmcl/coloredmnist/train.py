@@ -35,6 +35,7 @@ from .models import CaptionEncoder, ConvEncoder, ProjectionHead, caption_ids, ca
 
 __all__ = ["METHODS", "TrainConfig", "TrainedModel", "train_model"]
 
+#: The training objectives of :func:`train_model`.
 METHODS = ("multi", "simclr", "supervised")
 
 
@@ -97,6 +98,16 @@ def _progress(progress: Optional[bool]) -> bool:
     return sys.stderr.isatty() if progress is None else bool(progress)
 
 
+def progress_bar(enabled: bool, **kwargs):
+    """A ``tqdm.auto`` bar when ``enabled``; otherwise a disabled plain ``tqdm`` (importing
+    ``tqdm.auto`` in a notebook without ipywidgets prints a warning even for a disabled bar)."""
+    if enabled:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
+    return tqdm(disable=not enabled, **kwargs)
+
+
 def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
                 aug: AugmentConfig = AugmentConfig(), seed: int = 0, device="cpu", grayscale: bool = False,
                 progress: Optional[bool] = None) -> TrainedModel:
@@ -105,8 +116,6 @@ def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
     ``aug`` is used by ``"simclr"`` (two views per image) and by ``"multi"``/``"supervised"`` only
     if its recipe is not ``"none"`` (one view).  ``grayscale=True`` trains on white digits (shape
     only).  ``progress``: a tqdm bar per epoch (default: when stderr is a terminal)."""
-    from tqdm.auto import tqdm
-
     if method not in METHODS:
         raise ValueError(f"method={method!r} is unknown; valid: {', '.join(map(repr, METHODS))}")
     if method == "simclr" and aug.recipe == "none":
@@ -151,8 +160,8 @@ def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
 
     losses = []
     t0, c0 = time.perf_counter(), time.process_time()
-    bar = tqdm(total=cfg.epochs * steps, desc=f"{method}{' (grey)' if grayscale else ''}",
-               disable=not _progress(progress), leave=False)
+    bar = progress_bar(_progress(progress), total=cfg.epochs * steps, desc=f"{method}{' (grey)' if grayscale else ''}",
+                       leave=False)
     for _ in range(cfg.epochs):
         perm = torch.randperm(n, generator=g_cpu).to(dev)
         total = 0.0
