@@ -1,7 +1,7 @@
 """Batched parameter sweeps over the synthetic model, and the phase diagrams drawn from them.
 
 The paper (Sec. 6) shows one setting.  :func:`sweep` runs a grid of settings x seeds x modes on
-top of :func:`mmcl.simulate` and returns a tidy :class:`SweepTable`, one row per run:
+top of :func:`mmcl.dynamics.simulate` and returns a tidy :class:`SweepTable`, one row per run:
 
 * the grid is a dict from parameter names to lists of values; its cartesian product is run.  A
   name is a :class:`~mmcl.config.SyntheticConfig` field or one of the *derived* parameters of
@@ -10,7 +10,7 @@ top of :func:`mmcl.simulate` and returns a tidy :class:`SweepTable`, one row per
   ``mu_tilde_norm = c_mu * mu_norm``), so that ``C_mu`` or ``n SNR^2`` can be held fixed while
   ``n`` or ``d`` move;
 * runs whose tensors have equal shapes (``n, d, d~, m, M, n_epochs, n_test, n_heldout``) are
-  grouped, and each group is cut into batches that :func:`mmcl.simulate` runs as *one* tensor
+  grouped, and each group is cut into batches that :func:`mmcl.dynamics.simulate` runs as *one* tensor
   computation with a leading batch dimension (``cfg`` may differ per batch element in everything
   that is not a shape);
 * every run is cached on disk (:func:`mmcl.cache.load_or_compute`) under a hash of its full
@@ -75,7 +75,7 @@ __all__ = ["DERIVED", "SweepConfig", "SweepTable", "PhaseGrid", "sweep", "expand
            "denoised_view", "engine_agreement", "phase_grid", "plot_phase_diagram", "outline_cells", "plot_t1_ratio",
            "mu_norm_for_snr", "snr_on_curve", "gap_closed", "add_parser", "run"]
 
-#: Derived grid parameters: name -> what it sets (applied after the config fields of the point).
+#: The derived grid parameters, name -> what it sets (applied after the config fields of the point).
 DERIVED = {
     "snr": "mu_norm = snr * sigma_xi * sqrt(d)  (SNR of Sec. 3)",
     "n_snr2": "mu_norm = sqrt(n_snr2 / n) * sigma_xi * sqrt(d)  (holds n SNR^2, Assumption 4.1(6))",
@@ -142,9 +142,9 @@ class SweepConfig:
 # The tidy table
 # --------------------------------------------------------------------------------------------
 class SweepTable:
-    """Rows of a sweep: a list of dicts with the same keys (:attr:`columns`), one per run.
+    """Rows of a sweep: a list of dicts with the same keys (``columns``), one per run.
 
-    ``configs`` holds the :class:`SyntheticConfig` of every row (not written to CSV);
+    ``configs`` holds the :class:`~mmcl.config.SyntheticConfig` of every row (not written to CSV);
     ``grid_keys`` the grid's parameter names; ``meta`` how the sweep ran (engine, dtype, seeds,
     the base config, the number of runs computed and read from the cache, the wall time).
     """
@@ -213,7 +213,7 @@ class SweepTable:
         return out
 
     def to_csv(self, path) -> Path:
-        """Write the rows as CSV (header = :attr:`columns`); returns the path."""
+        """Write the rows as CSV (header = ``columns``); returns the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", newline="") as f:
@@ -224,7 +224,7 @@ class SweepTable:
         return path
 
     def to_parquet(self, path) -> Path:
-        """Write the rows as Parquet (needs ``pyarrow``); :attr:`meta` goes into the file's metadata."""
+        """Write the rows as Parquet (needs ``pyarrow``); ``meta`` goes into the file's metadata."""
         try:
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -681,10 +681,10 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
     """Run every configuration of ``grid`` x ``seeds`` x ``mode`` as batched tensor computations
     and return a :class:`SweepTable` (columns: see the module docstring).
 
-    ``grid``: dict from :class:`SyntheticConfig` field names or :data:`DERIVED` names to lists of
+    ``grid``: dict from :class:`~mmcl.config.SyntheticConfig` field names or :data:`DERIVED` names to lists of
     values; the other fields come from ``base`` (default: the Figure 1 setting).  ``mode``:
     ``"single"``, ``"multi"`` or a list of both.  ``engine`` and ``device`` as in
-    :func:`mmcl.simulate`; ``options`` are the other fields of :class:`SweepConfig` (``dtype``,
+    :func:`mmcl.dynamics.simulate`; ``options`` are the other fields of :class:`SweepConfig` (``dtype``,
     ``batch_size``, ``memory_mb``, ``protocols``, ``t1_level``, ``record_every``, ``score_init``,
     ``cache``, ``progress``).  ``client``: a ``dask.distributed.Client``; each batch then becomes one task
     on its cluster (the cache is read and written here).  The grid is validated before any run
@@ -794,7 +794,7 @@ def engine_agreement(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0,), 
     in float64 and return, per run, the largest absolute differences of the loss and of the
     coefficients ``gamma``, ``rho`` (and ``gamma~``, ``rho~`` in multi mode) over all steps,
     ``decomposed``: the difference between the first engine's final coefficients and those solved
-    from the second engine's final weights by Eq. (11) (:func:`mmcl.decompose`; NaN when the
+    from the second engine's final weights by Eq. (11) (:func:`mmcl.decomposition.decompose`; NaN when the
     second engine keeps no weights or ``n + 1 > d``), their maximum ``max_abs_diff``, and
     ``scale``, the largest coefficient.  Cached like the sweeps."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
@@ -1032,7 +1032,7 @@ def plot_t1_ratio(tables: Mapping[str, SweepTable], *, band: Tuple[float, float]
 # Command line: mmcl sweep CONFIG.toml --out DIR
 # --------------------------------------------------------------------------------------------
 def add_parser(sub) -> None:
-    """Register ``mmcl sweep`` on the subparsers ``sub`` of :func:`mmcl.cli.build_parser`."""
+    """Register ``mmcl sweep`` on the subparsers ``sub`` of ``mmcl.cli.build_parser``."""
     p = sub.add_parser("sweep", help="run a parameter sweep from a TOML file",
                        description="Run a grid of synthetic experiments (see examples/sweep.toml) and write "
                                    "the table (CSV, and Parquet where pyarrow is installed) and the figures.")

@@ -1,10 +1,10 @@
 """ColoredMNIST: the paper's real-data experiment (Sec. 6, Table 1), with every choice a setting.
 
-Modules: :mod:`.data` (IDX reader, shipped digits, the seeded coloured dataset), :mod:`.augment`
-(SimCLR's augmentations in plain torch), :mod:`.models` (CNN backbone, heads, ideal caption
-encoder), :mod:`.losses` (NT-Xent, multi-positive InfoNCE), :mod:`.train`, :mod:`.evaluate`
-(linear probes, zero-shot, references), :mod:`.experiment` (all variants over seeds, cached,
-figures) and :mod:`.cli` (``mmcl coloredmnist``).
+Modules: ``data`` (IDX reader, shipped digits, the seeded coloured dataset), ``augment``
+(SimCLR's augmentations in plain torch), ``models`` (CNN backbone, heads, ideal caption
+encoder), ``losses`` (NT-Xent, multi-positive InfoNCE), ``train``, ``evaluate``
+(linear probes, zero-shot, references), ``experiment`` (all variants over seeds, cached,
+figures) and ``cli`` (``mmcl coloredmnist``).
 """
 from .augment import AugmentConfig
 from .data import (PALETTE, PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig, Split, load_mnist, load_mnist_idx,

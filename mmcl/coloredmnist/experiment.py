@@ -112,8 +112,8 @@ VARIANTS: Dict[str, Optional[str]] = {
 class RunResult:
     """One run at one seed: ``variants[name] = {"train", "test", "train_clean", "test_clean"}``,
     ``probes = {"digit", "colour"}`` (feature decodability), ``probe_l2_sweep[l2] = {"train", "test"}``
-    (the linear probe at each L2 penalty of :data:`PROBE_L2_GRID`; empty for supervised runs),
-    ``caption_geometry`` (multi-modal runs: :func:`caption_geometry` of the learned caption map),
+    (the linear probe at each L2 penalty of ``PROBE_L2_GRID``; empty for supervised runs),
+    ``caption_geometry`` (multi-modal runs: ``caption_geometry`` of the learned caption map),
     ``loss`` per epoch, training ``seconds`` and ``cpu_seconds`` (of the run that filled the cache)."""
 
     run: str
@@ -190,7 +190,7 @@ def run_one(run: str, seed: int = 0, *, data_cfg: ColoredMNISTConfig = ColoredMN
             train_cfg: TrainConfig = TrainConfig(), probe_l2: float = 1e-3, device="cpu", source=None,
             data: Optional[ColoredMNIST] = None, progress: Optional[bool] = None,
             cache: bool = True) -> RunResult:
-    """Train and evaluate ``run`` (a key of :data:`RUNS` or :data:`ABLATIONS`) at ``seed``, through
+    """Train and evaluate ``run`` (a key of ``RUNS`` or ``ABLATIONS``) at ``seed``, through
     the on-disk cache (key: the run's spec, all settings, the seed, the device type and ``source``)."""
     spec = _spec(run)
     dev = resolve_device(device)
@@ -224,7 +224,7 @@ class Table1Result:
     settings: Dict[str, dict]
 
     def variant_scores(self) -> Dict[str, Dict[str, List[float]]]:
-        """``variant -> metric -> [value per seed]``, in :data:`VARIANTS` order."""
+        """``variant -> metric -> [value per seed]``, in ``VARIANTS`` order."""
         out: Dict[str, Dict[str, List[float]]] = {}
         for name, run in VARIANTS.items():
             if run is None:
@@ -497,7 +497,7 @@ def plot_samples(data: ColoredMNIST, n_per_split: int = 10, out_dir=None, name: 
 def plot_probe_l2(result: Table1Result, out_dir=None, name: str = "coloredmnist-probe-l2",
                   runs: Optional[Sequence[str]] = None):
     """Test (OOD) accuracy of each run's linear probe against the probe's L2 penalty
-    (:data:`PROBE_L2_GRID`), mean over seeds, for ``runs`` (default: those of :data:`RUNS` with a
+    (``PROBE_L2_GRID``), mean over seeds, for ``runs`` (default: those of ``RUNS`` with a
     probe); the multi-modal zero-shot score, which has no penalty, as a horizontal line."""
     import matplotlib.pyplot as plt
 

@@ -111,7 +111,7 @@ def progress_bar(enabled: bool, **kwargs):
 def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
                 aug: AugmentConfig = AugmentConfig(), seed: int = 0, device="cpu", grayscale: bool = False,
                 progress: Optional[bool] = None) -> TrainedModel:
-    """Train one model on ``split`` (its noisy labels and colours) with ``method`` in :data:`METHODS`.
+    """Train one model on ``split`` (its noisy labels and colours) with ``method`` in ``METHODS``.
 
     ``aug`` is used by ``"simclr"`` (two views per image) and by ``"multi"``/``"supervised"`` only
     if its recipe is not ``"none"`` (one view).  ``grayscale=True`` trains on white digits (shape
