@@ -16,6 +16,7 @@ run it as one tensor computation.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, Union
 
@@ -76,6 +77,17 @@ class Trajectory:
     @property
     def n_steps(self) -> int:
         return self.loss.shape[-1] - 1
+
+    _PER_RECORD = ("gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg", "lprime_tilde",
+                   "lprime_tilde_neg", "weights", "weights_tilde")
+
+    def last(self) -> "Trajectory":
+        """The same run reduced to its final recorded step (``K = 1``); ``loss`` stays whole.
+        Used to score only the end of training with :func:`mmcl.evaluation.evaluate_all`."""
+        axis = 1 if self.loss.dim() == 2 else 0
+        fields = {name: (None if getattr(self, name) is None else getattr(self, name).narrow(axis, -1, 1))
+                  for name in self._PER_RECORD}
+        return dataclasses.replace(self, steps=self.steps[-1:], **fields)
 
 
 @dataclass

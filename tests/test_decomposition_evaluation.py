@@ -86,3 +86,16 @@ def test_evaluate_protocols_shapes_and_errors(small_cfg):
     data.ood = None
     with pytest.raises(ValueError, match="OOD set"):
         evaluate(tr, data)
+
+
+def test_trajectory_last_scores_only_the_final_step(small_cfg):
+    data = mmcl.SyntheticData.stack([f64(small_cfg, s) for s in range(2)])
+    tr = mmcl.simulate(small_cfg, data, "multi", "recursion", record_derivatives=True)
+    last = tr.last()
+    assert last.steps.tolist() == [small_cfg.n_epochs]
+    assert last.gamma.shape == (2, 1, small_cfg.m) and torch.equal(last.rho[:, 0], tr.rho[:, -1])
+    assert torch.equal(last.lprime_tilde[:, 0], tr.lprime_tilde[:, -1]) and torch.equal(last.loss, tr.loss)
+    full = evaluate_all(tr, data, every=small_cfg.n_epochs)
+    one = evaluate_all(last, data)
+    for p in ("adapt", "transfer"):
+        assert torch.equal(one[p].accuracy[:, 0], full[p].accuracy[:, -1])
