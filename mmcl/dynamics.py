@@ -114,136 +114,199 @@ class UpdateTerms:
 
 
 # --------------------------------------------------------------------------------------------
-# The shared core: the loss derivatives and the bracket of Eqs. (7), (10), (12), (13)
+# The shared core: the loss derivatives and the brackets of Eqs. (7), (10), (12), (13)
 # --------------------------------------------------------------------------------------------
-def _scatter(vals: torch.Tensor, neg: torch.Tensor, n: int) -> torch.Tensor:
-    """``vals (B, n, M)`` placed at columns ``neg (B, n, M)`` of a dense ``(B, n, n)`` zero matrix."""
-    return torch.zeros(vals.shape[0], vals.shape[1], n, dtype=vals.dtype, device=vals.device).scatter_(2, neg, vals)
+# Both closed-form engines describe a network by its preactivations on the patches that the
+# updates need, ``X (B, m, 2 + k n)``, columns ``[<w_r, mu>, -<w_r, mu>, <w_r, xi_1..n>
+# (, <w_r, xi_1..n + eps_1..n>)]``, and return the update of its coefficients in the scaled
+# basis ``[mu/||mu||^2, xi_1/||xi_1||^2, ...]`` of Eq. (11): ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``.
+# With that scaling the weights are ``w_r = w_r(0) + c_r0 mu + sum_i c_ri xi_i``, so the
+# recursion's preactivations are one product with a Gram matrix and gradient descent's update is
+# one product with the basis.
 
 
-def _contrast(a, b, noise_pre, pos_noise, cand_noise, y, neg, tau):
-    """InfoNCE of one direction, from preactivations, and the brackets of Eqs. (7)/(10).
+_EXP_FLOOR = -80.0  # exponents are clamped here: exp(-80) ~ 2e-35 is below every rounding of Z >= 1, and
+# denormal results of exp (exponents below about -87 in float32) take a path ten times slower on CPUs
 
-    ``a (B, m)``: the anchor network's ``<w_r, mu>``, so the anchors' signal preactivations are
-    ``y_i a_r``; ``b (B, m)``: the partner network's signal preactivation (``a`` itself in single
-    mode, ``<w~_r, mu~>`` in multi mode), so a partner's signal activation is ``sigma(y_j b_r)``.
-    ``noise_pre (B, m, n)``: ``<w_r, xi_i>``; ``pos_noise``/``cand_noise (B, m, n)``: the partners'
-    noise activations (stop-gradient) for the positive and for all candidates, of which anchor
-    ``i`` uses ``neg[:, i] (B, n, M)``.
 
-    Every signal patch is ``+-mu`` and every negative has the opposite label (hard negatives,
-    validated by :class:`SyntheticData`), so the signal parts reduce to sums over the two classes;
-    the noise parts are products of ``(n, n)`` matrices.  Returns the per-anchor loss ``(B, n)``,
-    ``l'_i (B, n)``, ``l'_{i,j} (B, n, M)``, the positive and negative terms of Eq. (12) before the
-    factor ``eta ||mu||^2/(n m tau)`` ``(B, m)`` each, and the noise bracket times ``sigma'`` ``(B, m, n)``.
+class _Contrast:
+    """Constants of the InfoNCE terms for a batch, computed once per run.
+
+    The hard negatives are held as dense ``(B, n, n)`` matrices -- ``keep`` is 1 where ``j`` is
+    in ``N_i`` and 0 elsewhere, ``offset`` 0 and ``-1e30`` -- so that the logits of all negatives
+    are one masked ``(n, n)`` matrix and their weights ``l'_{i,j}`` enter the noise bracket through
+    one matrix product.  Indices never repeat within an anchor's set (checked by
+    :class:`~mmcl.data.SyntheticData`), so the mask counts each negative once, as the sum over
+    ``N_i`` does.  Masks are floats: boolean tensors take slow paths in the elementwise kernels.
     """
-    m = noise_pre.shape[1]
-    pos = y > 0  # (B, n) bool
-    A = losses.relu(torch.stack([a, -a], 1))  # (B, 2, m): anchor signal activations for y = +1, -1
-    Bp = losses.relu(torch.stack([b, -b], 1))  # partner's
-    C = A @ Bp.transpose(1, 2) / m  # C[s, s'] = Sim of a class-s anchor's and a class-s' partner's signal patches
-    a_noise = losses.relu(noise_pre)
-    sig_pos = torch.where(pos, C[:, :1, 0], C[:, 1:, 1])  # (B, n): partner of the same class
-    sig_neg = torch.where(pos, C[:, :1, 1], C[:, 1:, 0])  # negatives have label -y_i
-    s_pos = sig_pos + (a_noise * pos_noise).sum(1) / m
-    S = torch.bmm(a_noise.transpose(1, 2), cand_noise) / m  # (B, n, n): noise part of Sim(anchor i, cand j)
-    s_neg = torch.gather(S, 2, neg) + sig_neg[..., None]
-    logp = torch.log_softmax(torch.cat([s_pos[..., None], s_neg], -1) / tau[:, None, None], -1)
-    loss_i = -logp[..., 0]
-    prob = logp.exp()
-    lp, lpn = prob[..., 0], prob[..., 1:]
-    # the signal bracket summed over i with weight y_i: (class +1 sum) - (class -1 sum)
-    u = 1 - lp  # weight of the positive partner, (B, n)
-    v = lpn.sum(-1)  # total weight of the negatives (all of label -y_i), (B, n)
-    uv = torch.stack([u, v], 1)  # (B, 2, n)
-    s_p = (uv * pos[:, None]).sum(-1)  # (B, 2): [sum_{y=+} u, sum_{y=+} v]
-    s_m = uv.sum(-1) - s_p
-    da_p, da_m = a > 0, a < 0  # sigma'(y_i a_r) for y_i = +1 / -1
-    hb_p, hb_m = Bp[:, 0], Bp[:, 1]
-    g_pos = da_p * hb_p * s_p[:, :1] - da_m * hb_m * s_m[:, :1]
-    g_neg = da_p * hb_m * s_p[:, 1:] - da_m * hb_p * s_m[:, 1:]
-    L = torch.zeros_like(S).scatter_(2, neg, lpn).transpose(1, 2)  # L[j, i] = l'_{i,j}
-    c_noise = (u[:, None, :] * pos_noise - torch.bmm(cand_noise, L)) * (noise_pre > 0)
-    return loss_i, lp, lpn, g_pos, g_neg, c_noise
+
+    def __init__(self, data: SyntheticData, lr: torch.Tensor, tau: torch.Tensor):
+        B, n, m = data.y.shape[0], data.n, data.m
+        z = dict(dtype=data.dtype, device=data.device)
+        pos = data.y > 0
+        self.Y = torch.stack([pos, ~pos], -1).to(data.dtype)  # (B, n, 2): one-hot of the class [+1, -1]
+        self.negatives = data.negatives
+        self.keep = torch.zeros(B, n, n, **z).scatter_(2, data.negatives, 1.0)
+        self.offset = (self.keep - 1) * 1e30
+        self.scale = 1.0 / (m * tau)  # (B,): Sim (Eq. 4, with its 1/m) divided by tau is the logit
+        self.Ys = self.Y * self.scale[:, None, None]
+        self.step = lr / (n * m * tau)  # (B,): eta / (n m tau) of Eqs. (7), (10)
+
+    def softmax(self, logits_neg: torch.Tensor, logit_pos: torch.Tensor):
+        """Per-anchor InfoNCE from the negative logits ``(B, n, n)`` (``offset`` added) and the
+        positive logits ``(B, n)``, by log-sum-exp.  Returns ``loss_i (B, n)`` and the unnormalised
+        weights ``E (B, n, n)``, ``e0 (B, n)``, with ``Es = E.sum(-1)`` and ``Z = e0 + Es``:
+        ``l'_{i,j} = E_ij / Z_i``, ``l'_i = e0_i / Z_i`` and ``1 - l'_i = Es_i / Z_i``, which is
+        summed directly rather than formed as a difference (``l'_i -> 1`` as training converges).
+        ``logits_neg`` is overwritten."""
+        mx = torch.maximum(logits_neg.amax(-1), logit_pos)
+        E = logits_neg.sub_(mx[..., None]).clamp_min_(_EXP_FLOOR).exp_().mul_(self.keep)
+        e0 = (logit_pos - mx).clamp_min_(_EXP_FLOOR).exp_()
+        Es = E.sum(-1)
+        Z = e0 + Es
+        return torch.log(Z) + mx - logit_pos, E, e0, Es, Z, self.step[:, None] / Z
+
+    @staticmethod
+    def noise_update(E, Es, w, partner, cand, active):
+        """``drho_{r,i}/||xi_i||^2`` of Eq. (13): ``eta/(n m tau) [(1 - l'_i) sigma(<w_r, partner_i>)
+        - sum_j l'_{i,j} sigma(<w_r, cand_j>)] sigma'(<w_r, xi_i>)``; ``partner``/``cand (B, m, n)``
+        are the stop-gradient activations, ``active (B, m, n)`` is ``sigma'`` (1 or 0) of the anchors'
+        noise preactivations, ``w = eta/(n m tau Z_i)`` (from :meth:`softmax`)."""
+        bracket = torch.baddbmm(partner * Es[:, None, :], cand, E.transpose(1, 2), alpha=-1)  # times Z_i
+        return bracket.mul_(w[:, None, :]).mul_(active)
+
+    def class_sums(self, Es, w):
+        """``U (B, 2)``: the sums of ``1 - l'_i = Es_i/Z_i`` over the anchors of class +1 and of
+        class -1, times ``eta/(n m tau)``.  ``1 - l'_i`` is also the total weight of anchor ``i``'s
+        negatives, so with hard negatives (all of label ``-y_i``) it is the only weight the signal
+        bracket of Eq. (12) needs."""
+        return torch.bmm((Es * w)[:, None, :], self.Y)[:, 0]
+
+    @staticmethod
+    def signal_update(b, slopes, U):
+        """``dgamma_r/||mu||^2`` of Eq. (12), positive minus negative term, with ``b`` the partner's
+        signal preactivation, ``slopes (B, m, 2)`` the anchor's ``[sigma'(a_r), sigma'(-a_r)]``
+        (``a_r = <w_r, mu>``) and ``U`` from :meth:`class_sums`: anchors of class ``s`` contribute
+        ``sigma'(s a_r) (sigma(s b_r) - sigma(-s b_r)) = sigma'(s a_r) s b_r``."""
+        return b * torch.bmm(slopes, U[..., None])[..., 0]
 
 
-def _terms(pre: dict, y, neg, lr, tau, mu2, xi2, mode, mu2_t=None, xi2_t=None) -> UpdateTerms:
-    """Update terms from preactivations ``pre`` (``a (B, m)``, ``P``, ``Q (B, m, n)``, and
-    ``at``, ``Pt`` in multi mode)."""
-    n, m = y.shape[1], pre["a"].shape[1]
-    step = (lr / (n * m * tau))[:, None]  # eta / (n m tau), (B, 1)
-    if mode == "single":
-        a_noise = losses.relu(pre["P"])
-        loss_i, lp, lpn, gp, gn, cz = _contrast(pre["a"], pre["a"], pre["P"], losses.relu(pre["Q"]),
-                                                a_noise, y, neg, tau)
-        return UpdateTerms(loss=loss_i.mean(-1), lprime=lp, lprime_neg=lpn,
-                           dgamma_pos=step * mu2[:, None] * gp, dgamma_neg=step * mu2[:, None] * gn,
-                           drho=step[..., None] * xi2[:, None, :] * cz)
-    h_noise, g_noise = losses.relu(pre["P"]), losses.relu(pre["Pt"])
-    li, lp, lpn, gp, gn, cz = _contrast(pre["a"], pre["at"], pre["P"], g_noise, g_noise, y, neg, tau)
-    lit, lpt, lpnt, gpt, gnt, czt = _contrast(pre["at"], pre["a"], pre["Pt"], h_noise, h_noise, y, neg, tau)
-    return UpdateTerms(
-        loss=(li + lit).mean(-1), lprime=lp, lprime_neg=lpn,
-        dgamma_pos=step * mu2[:, None] * gp, dgamma_neg=step * mu2[:, None] * gn,
-        drho=step[..., None] * xi2[:, None, :] * cz,
-        lprime_tilde=lpt, lprime_tilde_neg=lpnt,
-        dgamma_pos_tilde=step * mu2_t[:, None] * gpt, dgamma_neg_tilde=step * mu2_t[:, None] * gnt,
-        drho_tilde=step[..., None] * xi2_t[:, None, :] * czt)
+def signal_terms(a, b, U):
+    """The positive and negative terms of Eq. (12) apart (before ``eta ||mu||^2/(n m tau)``): the
+    partners of class ``s`` contribute ``sigma(s b)``, the negatives (class ``-s``) ``sigma(-s b)``."""
+    bp, bm = losses.relu(b), losses.relu(-b)
+    up, um = U[:, :1], U[:, 1:]
+    pos = (a > 0) * bp * up - (a < 0) * bm * um
+    neg = (a > 0) * bm * up - (a < 0) * bp * um
+    return pos, neg
+
+
+def _step_single(k: _Contrast, X: torch.Tensor, n: int, want: bool = False):
+    """One step of Eq. (7) / Lemma 5.1 from ``X = [a, -a, P, Q] (B, m, 2 + 2n)``.  Returns the
+    per-anchor loss, the coefficient update ``dc (B, m, 1 + n)`` and, with ``want``, the pieces
+    :func:`update_terms` reports."""
+    R = losses.relu(X)
+    slopes = torch.sign(R)  # sigma' = 1[z > 0], as floats
+    an, pn = R[..., 2:2 + n], R[..., 2 + n:]  # anchors' noise activations, positives' (xi_i + eps_i)
+    q = R[..., :2].square().sum(1)  # (B, 2): sum_r sigma(+-a_r)^2; a class-s anchor and its positive share sigma(s a)
+    # negatives have label -y_i: sigma(y_i a) sigma(-y_i a) = 0, so their signal similarity vanishes
+    ans = an * k.scale[:, None, None]
+    logit_pos = torch.bmm(k.Ys, q[..., None])[..., 0] + (ans * pn).sum(1)
+    loss_i, E, e0, Es, Z, w = k.softmax(torch.baddbmm(k.offset, ans.transpose(1, 2), an), logit_pos)
+    U = k.class_sums(Es, w)
+    a = X[..., 0]
+    dc = torch.cat([k.signal_update(a, slopes[..., :2], U)[..., None],
+                    k.noise_update(E, Es, w, pn, an, slopes[..., 2:2 + n])], -1)
+    return loss_i, dc, ((E, e0, Z, U, a, a),) if want else None
+
+
+def _step_multi(k: _Contrast, X: torch.Tensor, Xt: torch.Tensor, n: int, want: bool = False):
+    """One step of Eq. (10) / Lemma 5.3 from ``X = [a, -a, P]`` and ``Xt = [a~, -a~, P~]``.
+    Both directions share one noise-similarity matrix: ``S~ = S^T``, and a pair's positive
+    similarity is the same seen from either side."""
+    R, Rt = losses.relu(X), losses.relu(Xt)
+    sl, slt = torch.sign(R), torch.sign(Rt)
+    hn, gn = R[..., 2:], Rt[..., 2:]
+    Q2 = torch.bmm(R[..., :2].transpose(1, 2), Rt[..., :2])  # Q2[s, s'] = sum_r sigma(s a_r) sigma(s' a~_r)
+    # rows Q2[c_i, :] and Q2[:, c_i], divided by m tau: anchor i's positive (c_i, c_i) and negative signal logits
+    YQ, YQt = torch.bmm(k.Ys, Q2), torch.bmm(k.Ys, Q2.transpose(1, 2))
+    sig_pos = (YQ * k.Y).sum(-1)
+    hs, gs = hn * k.scale[:, None, None], gn * k.scale[:, None, None]
+    logit_pos = (hs * gn).sum(1) + sig_pos  # Sim(x_i, x~_i)/tau, the same from both sides
+    # negatives have label -y_i: their signal similarity is the off-diagonal entry of Q2.  The noise
+    # logits of the two directions are transposes; two products are cheaper than a strided copy.
+    lg = k.softmax(torch.baddbmm(k.offset, hs.transpose(1, 2), gn).add_((YQ.sum(-1) - sig_pos)[..., None]),
+                   logit_pos)
+    lgt = k.softmax(torch.baddbmm(k.offset, gs.transpose(1, 2), hn).add_((YQt.sum(-1) - sig_pos)[..., None]),
+                    logit_pos)
+    a, at = X[..., 0], Xt[..., 0]
+    U, Ut = k.class_sums(lg[3], lg[5]), k.class_sums(lgt[3], lgt[5])
+    dc = torch.cat([k.signal_update(at, sl[..., :2], U)[..., None],
+                    k.noise_update(lg[1], lg[3], lg[5], gn, gn, sl[..., 2:])], -1)
+    dct = torch.cat([k.signal_update(a, slt[..., :2], Ut)[..., None],
+                     k.noise_update(lgt[1], lgt[3], lgt[5], hn, hn, slt[..., 2:])], -1)
+    parts = ((lg[1], lg[2], lg[4], U, a, at), (lgt[1], lgt[2], lgt[4], Ut, at, a)) if want else None
+    return lg[0] + lgt[0], dc, dct, parts
 
 
 # --------------------------------------------------------------------------------------------
-# Gram matrices: the closed form of the recursion
+# The two closed-form engines' views of a network
 # --------------------------------------------------------------------------------------------
+def _columns(v_mu, v_xi, v_eps=None):
+    """Assemble preactivation columns ``[<., mu>, -<., mu>, <., xi_1..n> (, <., xi_1..n + eps_1..n>)]``
+    from the products with ``mu`` ``(B, r)``, the ``xi_k`` and the ``eps_k`` ``(B, r, n)``."""
+    cols = [v_mu[..., None], -v_mu[..., None], v_xi] + ([v_xi + v_eps] if v_eps is not None else [])
+    return torch.cat(cols, -1)
+
+
+class _Network:
+    """One network (``W`` or ``W~``) of a batch: its patches ``mu``, ``xi`` (and the augmentation
+    ``eps`` in single mode), its initial weights, and ``norms = [||mu||^2, ||xi_1||^2, ...]``,
+    which turn the scaled coefficients into ``gamma``, ``rho``."""
+
+    def __init__(self, mu, xi, W0, eps=None):
+        self.mu, self.xi, self.W0, self.eps = mu, xi, W0, eps
+        self.norms = torch.cat([(mu * mu).sum(-1)[:, None], (xi * xi).sum(-1)], -1)  # (B, 1 + n)
+
+    def products(self, A):
+        """``A``'s rows times ``mu``, ``xi_k``, ``eps_k``, assembled by :func:`_columns`: ``O(r n d)``."""
+        eps = None if self.eps is None else A @ self.eps.transpose(1, 2)
+        return _columns(torch.einsum("brd,bd->br", A, self.mu), A @ self.xi.transpose(1, 2), eps)
+
+    def preacts(self, W):
+        """``gd``: the preactivations ``X`` of weights ``W`` (``O(m n d)``)."""
+        return self.products(W)
+
+    def step(self, W, dc):
+        """``gd``: Eqs. (7)/(10) -- the update is a combination of ``mu`` and the ``xi_i`` with the
+        scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``."""
+        return torch.baddbmm(W + dc[..., :1] * self.mu[:, None, :], dc[..., 1:], self.xi)
+
+
 class _Grams:
-    """Everything the recursion needs, computed once per run: ``O(n^2 d)``."""
+    """The recursion's closed form: by Eq. (11), ``w_r = w_r(0) + sum_k c_rk b_k`` over the basis
+    ``b = [mu, xi_1..n]`` with ``c = [gamma_r/||mu||^2, rho_{r,i}/||xi_i||^2]``, so every
+    preactivation the updates need is ``X = X(0) + c K``, ``K`` the products of the basis with the
+    patches: Gram matrices computed once per run (``O(n^2 d)``), then ``O(m n^2)`` per step,
+    never forming ``W``."""
 
-    def __init__(self, data: SyntheticData, mode: str):
-        self.mode = mode
-        self.mu2 = (data.mu * data.mu).sum(-1)  # (B,)
-        self.xi2 = (data.xi * data.xi).sum(-1)  # (B, n)
-        self.g_mu_xi = torch.einsum("bd,bnd->bn", data.mu, data.xi)
-        self.G = data.xi @ data.xi.transpose(1, 2)  # <xi_i, xi_k>
-        self.a0 = torch.einsum("bmd,bd->bm", data.W0, data.mu)
-        self.P0 = data.W0 @ data.xi.transpose(1, 2)
-        if mode == "single":
-            z = data.xi + data.eps
-            # [<xi_i, xi_k> | <xi_i, xi_k + eps_k>] side by side, so P and Q come from one product
-            self.GK = torch.cat([self.G, data.xi @ z.transpose(1, 2)], -1)  # (B, n, 2n)
-            self.g_mu_xz = torch.cat([self.g_mu_xi, torch.einsum("bd,bnd->bn", data.mu, z)], -1)
-            self.PQ0 = torch.cat([self.P0, data.W0 @ z.transpose(1, 2)], -1)
-        else:
-            self.mu2_t = (data.mu_tilde * data.mu_tilde).sum(-1)
-            self.xi2_t = (data.xi_tilde * data.xi_tilde).sum(-1)
-            self.g_mu_xi_t = torch.einsum("bd,bnd->bn", data.mu_tilde, data.xi_tilde)
-            self.G_t = data.xi_tilde @ data.xi_tilde.transpose(1, 2)
-            self.a0_t = torch.einsum("bmd,bd->bm", data.W0_tilde, data.mu_tilde)
-            self.P0_t = data.W0_tilde @ data.xi_tilde.transpose(1, 2)
+    def __init__(self, net: _Network):
+        self.X0 = net.products(net.W0)
+        mu_row = net.products(net.mu[:, None, :])  # (B, 1, 2 + k n): <mu, .>
+        G = net.xi @ net.xi.transpose(1, 2)  # <xi_k, xi_j>
+        xi_rows = _columns(mu_row[:, 0, 2:2 + net.xi.shape[1]], G,
+                           None if net.eps is None else net.xi @ net.eps.transpose(1, 2))
+        self.K = torch.cat([mu_row, xi_rows], 1)  # (B, 1 + n, 2 + k n)
 
-    def preacts(self, gamma, rho, gamma_t=None, rho_t=None) -> dict:
-        """Inner products of Eq. (11)'s weights with ``mu``, ``xi_k`` (and ``xi_k + eps_k``)."""
-        rh = rho / self.xi2[:, None, :]
-        gh = gamma / self.mu2[:, None]
-        out = {"a": self.a0 + gamma + (rh * self.g_mu_xi[:, None, :]).sum(-1)}
-        if self.mode == "single":
-            PQ = torch.baddbmm(self.PQ0 + gh[..., None] * self.g_mu_xz[:, None, :], rh, self.GK)
-            out["P"], out["Q"] = PQ.split(self.G.shape[-1], dim=-1)
-        else:
-            out["P"] = torch.baddbmm(self.P0 + gh[..., None] * self.g_mu_xi[:, None, :], rh, self.G)
-            rht = rho_t / self.xi2_t[:, None, :]
-            ght = gamma_t / self.mu2_t[:, None]
-            out["at"] = self.a0_t + gamma_t + (rht * self.g_mu_xi_t[:, None, :]).sum(-1)
-            out["Pt"] = torch.baddbmm(self.P0_t + ght[..., None] * self.g_mu_xi_t[:, None, :], rht, self.G_t)
-        return out
+    def preacts(self, c):
+        """``X (B, m, 2 + k n)`` at the scaled coefficients ``c (B, m, 1 + n)``."""
+        return torch.baddbmm(self.X0, c, self.K)
 
 
-def _weight_preacts(data: SyntheticData, mode: str, W, Wt=None) -> dict:
-    out = {"a": torch.einsum("bmd,bd->bm", W, data.mu), "P": W @ data.xi.transpose(1, 2)}
+def _networks(data: SyntheticData, mode: str):
     if mode == "single":
-        out["Q"] = W @ (data.xi + data.eps).transpose(1, 2)
-    else:
-        out["at"] = torch.einsum("bmd,bd->bm", Wt, data.mu_tilde)
-        out["Pt"] = Wt @ data.xi_tilde.transpose(1, 2)
-    return out
+        return (_Network(data.mu, data.xi, data.W0, data.eps),)
+    return (_Network(data.mu, data.xi, data.W0), _Network(data.mu_tilde, data.xi_tilde, data.W0_tilde))
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,7 +320,11 @@ def _check_mode_engine(mode, engine):
 
 
 def _batched(data: SyntheticData) -> SyntheticData:
-    return data if data.batched else SyntheticData.stack([data])
+    """``data`` with a leading batch of one (views, no copy; the OOD set, unused here, dropped)."""
+    if data.batched:
+        return data
+    return SyntheticData(**{name: (None if getattr(data, name) is None else getattr(data, name)[None])
+                            for name in SyntheticData._SPEC}, ood=None)
 
 
 def _scalars(cfg, B: int, data: SyntheticData, dtype, device):
@@ -303,9 +370,9 @@ def _finite_or_raise(loss_hist, upto, mode, engine, lr, tau, extra=()):
 def update_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rho,
                  gamma_tilde=None, rho_tilde=None) -> UpdateTerms:
     """The terms of one step of Lemma 5.1 (single) or Lemma 5.3 (multi) at the state given by the
-    coefficients (shapes of one draw, or batched with a leading ``B``).  Used by the recursion
-    engine at every step; exposed so that its parts (e.g. the negative term of Eq. (12)) can be
-    inspected."""
+    coefficients (shapes of one draw, or batched with a leading ``B``).  The recursion engine takes
+    the same step (positive minus negative term, in one piece); this exposes its parts (e.g. the
+    negative term of Eq. (12)) for inspection."""
     _check_mode_engine(mode, "recursion")
     unb = not data.batched
     bd = _batched(data)
@@ -316,30 +383,59 @@ def update_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
     if mode == "multi" and (gamma_tilde is None or rho_tilde is None or not data.has_tilde):
         raise ValueError("update_terms: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
     lr, tau, _ = _scalars(cfg, bd.y.shape[0], bd, bd.dtype, bd.device)
-    grams = _Grams(bd, mode)
-    pre = grams.preacts(gamma, rho, gamma_tilde, rho_tilde)
-    t = _terms(pre, bd.y, bd.negatives, lr, tau, grams.mu2, grams.xi2, mode,
-               getattr(grams, "mu2_t", None), getattr(grams, "xi2_t", None))
+    k = _Contrast(bd, lr, tau)
+    nets = _networks(bd, mode)
+    states = [(gamma, rho)] + ([(gamma_tilde, rho_tilde)] if mode == "multi" else [])
+    X = [_Grams(net).preacts(torch.cat([g[..., None], r], -1) / net.norms[:, None, :])
+         for net, (g, r) in zip(nets, states)]
+    if mode == "single":
+        loss_i, dc, parts = _step_single(k, X[0], bd.n, want=True)
+        dcs = [dc]
+    else:
+        loss_i, dc, dct, parts = _step_multi(k, X[0], X[1], bd.n, want=True)
+        dcs = [dc, dct]
+    out = {"loss": loss_i.mean(-1)}
+    for suffix, net, dci, (E, e0, Z, U, a, b_) in zip(("", "_tilde"), nets, dcs, parts):
+        gp, gn = signal_terms(a, b_, U)
+        scale = k.step[:, None] * net.norms[:, :1]  # eta ||mu||^2 / (n m tau)
+        out.update({f"lprime{suffix}": e0 / Z, f"lprime{suffix}_neg": (E / Z[..., None]).gather(2, k.negatives),
+                    f"dgamma_pos{suffix}": scale * gp, f"dgamma_neg{suffix}": scale * gn,
+                    f"drho{suffix}": dci[..., 1:] * net.norms[:, None, 1:]})
+    t = UpdateTerms(**out)
     if unb:
-        t = UpdateTerms(**{k: (None if v is None else v[0]) for k, v in t.__dict__.items()})
+        t = UpdateTerms(**{k_: (None if v is None else v[0]) for k_, v in t.__dict__.items()})
     return t
 
 
 def preactivations(data: SyntheticData, gamma, rho, vectors: torch.Tensor, tilde: bool = False) -> torch.Tensor:
     """``<w_r(t), v>`` for the rows ``v`` of ``vectors (..., k, d)`` from the coefficients of
-    Eq. (11), without forming ``W``: ``<w_r(0), v> + gamma_r <mu, v>/||mu||^2 +
-    sum_i rho_{r,i} <xi_i, v>/||xi_i||^2``.
+    Eq. (11): ``<w_r(0), v> + gamma_r <mu, v>/||mu||^2 + sum_i rho_{r,i} <xi_i, v>/||xi_i||^2``.
 
     ``gamma (..., m)``/``rho (..., m, n)`` may carry extra leading dimensions (e.g. time) before
     the batch ones of ``data``; the result is ``(..., m, k)``.  ``tilde=True`` uses the second
-    modality's ``mu~``, ``xi~``, ``W0~``.
+    modality's ``mu~``, ``xi~``, ``W0~``.  The products are taken in whichever order costs fewer
+    operations: through the data's inner products with ``v`` (many states, few vectors) or by
+    forming the weights ``W(t)`` first (few states, many vectors, e.g. scoring the last step on
+    a large test set).
     """
     mu, xi, W0 = (data.mu_tilde, data.xi_tilde, data.W0_tilde) if tilde else (data.mu, data.xi, data.W0)
     v = vectors
+    m, n, d, k = W0.shape[-2], xi.shape[-2], xi.shape[-1], v.shape[-2]
+    states = gamma.numel() // max(1, W0[..., 0].numel())  # leading states per draw (e.g. time steps)
+    if states * (m * n * d + m * d * k) < (m + n) * d * k + states * m * n * k:
+        return _weights(data, gamma, rho, tilde) @ v.transpose(-1, -2)
     base = W0 @ v.transpose(-1, -2)  # (B.., m, k)
-    mv = (mu[..., None, :] * v).sum(-1) / (mu * mu).sum(-1, keepdim=True)  # (B.., k)
+    mv = (v @ mu[..., None])[..., 0] / (mu * mu).sum(-1, keepdim=True)  # (B.., k)
     xv = (xi @ v.transpose(-1, -2)) / (xi * xi).sum(-1)[..., None]  # (B.., n, k)
     return base + gamma[..., None] * mv[..., None, :] + rho @ xv
+
+
+def _weights(data: SyntheticData, gamma, rho, tilde: bool = False) -> torch.Tensor:
+    """``W(t) = W(0) + gamma mu^T/||mu||^2 + (rho / ||xi||^2) Xi`` (Eq. 11), ``(..., m, d)``."""
+    mu, xi, W0 = (data.mu_tilde, data.xi_tilde, data.W0_tilde) if tilde else (data.mu, data.xi, data.W0)
+    gh = gamma / (mu * mu).sum(-1, keepdim=True)
+    rh = rho / (xi * xi).sum(-1)[..., None, :]
+    return W0 + gh[..., None] * mu[..., None, :] + rh @ xi
 
 
 def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: SyntheticData,
@@ -367,7 +463,9 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     dtype = resolve_dtype(dtype) if dtype is not None else data.dtype
     device = resolve_device(device) if device is not None else data.device
     unbatched = not data.batched
-    bd = _batched(data).to(device=device, dtype=dtype)
+    bd = _batched(data)
+    if (bd.dtype, bd.device) != (dtype, device):
+        bd = bd.to(device=device, dtype=dtype)
     B, n, m = bd.y.shape[0], bd.n, bd.m
     lr, tau, T = _scalars(cfg, B, bd, dtype, device)
     rec = list(range(0, T + 1, record_every))
@@ -379,46 +477,105 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     multi = mode == "multi"
 
     loss = torch.empty(B, T + 1, **z)
-    gam = torch.zeros(B, m, **z)
-    rho = torch.zeros(B, m, n, **z)
-    gam_t = torch.zeros(B, m, **z) if multi else None
-    rho_t = torch.zeros(B, m, n, **z) if multi else None
-    out = {"gamma": torch.empty(B, K, m, **z), "rho": torch.empty(B, K, m, n, **z)}
-    if multi:
-        out["gamma_tilde"] = torch.empty(B, K, m, **z)
-        out["rho_tilde"] = torch.empty(B, K, m, n, **z)
-    if record_derivatives:
-        out["lprime"] = torch.empty(B, K, n, **z)
-        out["lprime_neg"] = torch.empty(B, K, n, bd.M, **z)
-        if multi:
-            out["lprime_tilde"] = torch.empty(B, K, n, **z)
-            out["lprime_tilde_neg"] = torch.empty(B, K, n, bd.M, **z)
-
-    W = bd.W0.clone() if engine != "recursion" else None
-    Wt = bd.W0_tilde.clone() if (engine != "recursion" and multi) else None
-    if keep_weights:
-        out["weights"] = torch.empty(B, K, m, bd.d, **z)
-        if multi:
-            out["weights_tilde"] = torch.empty(B, K, m, Wt.shape[-1], **z)
-    grams = _Grams(bd, mode) if engine == "recursion" else None
-    mu2 = (bd.mu * bd.mu).sum(-1)
-    xi2 = (bd.xi * bd.xi).sum(-1)
-    mu2_t = (bd.mu_tilde * bd.mu_tilde).sum(-1) if multi else None
-    xi2_t = (bd.xi_tilde * bd.xi_tilde).sum(-1) if multi else None
-    pinv = pinv_t = None
-    if engine == "autograd":
-        pinv = torch.linalg.pinv(decomposition_basis(bd.mu, bd.xi))  # (B, n+1, d)
-        if multi:
-            pinv_t = torch.linalg.pinv(decomposition_basis(bd.mu_tilde, bd.xi_tilde))
-
+    nets = ("", "_tilde") if multi else ("",)
+    out = {}
+    for sfx in nets:
+        out[f"gamma{sfx}"] = torch.empty(B, K, m, **z)
+        out[f"rho{sfx}"] = torch.empty(B, K, m, n, **z)
+        if record_derivatives:
+            out[f"lprime{sfx}"] = torch.empty(B, K, n, **z)
+            out[f"lprime{sfx}_neg"] = torch.empty(B, K, n, bd.M, **z)
+        if keep_weights:
+            out[f"weights{sfx}"] = torch.empty(B, K, m, (bd.W0 if sfx == "" else bd.W0_tilde).shape[-1], **z)
     iterator = range(T + 1)
     if progress:
         from tqdm.auto import tqdm
         iterator = tqdm(iterator, desc=f"{mode}/{engine}", unit="step", leave=False)
-    check_every = 20
+    run = _autograd_loop if engine == "autograd" else _closed_form_loop
+    with torch.no_grad():
+        Ws = run(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights)
+    traj = Trajectory(mode=mode, engine=engine, steps=torch.tensor(rec, device=device), loss=loss,
+                      W=Ws[0], W_tilde=Ws[1], lr=lr, tau=tau, **out)
+    if unbatched:
+        for name in ("loss", "gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg", "lprime_tilde",
+                     "lprime_tilde_neg", "W", "W_tilde", "weights", "weights_tilde", "lr", "tau"):
+            v = getattr(traj, name)
+            if v is not None:
+                setattr(traj, name, v[0])
+    return traj
+
+
+_CHECK_EVERY = 20  # steps between checks that the loss is finite (each check synchronises a GPU)
+
+
+def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
+    """The ``gd`` and ``recursion`` engines: the same step (:func:`_step_single`/:func:`_step_multi`)
+    from preactivations that ``gd`` computes from ``W`` and the recursion from Gram matrices.
+    Both track the scaled coefficients ``c`` (the sum of the updates' components; for ``gd`` this
+    is the decomposition of ``W(t) - W(0)``, Eq. 11), recorded as ``gamma = c_0 ||mu||^2``,
+    ``rho_i = c_i ||xi_i||^2``."""
+    multi = mode == "multi"
+    n, T = bd.n, loss.shape[1] - 1
+    k = _Contrast(bd, lr, tau)
+    nets = _networks(bd, mode)
+    sfx = ("", "_tilde")
+    cs = [torch.zeros(bd.y.shape[0], bd.m, 1 + n, dtype=bd.dtype, device=bd.device) for _ in nets]
+    K = out["rho"].shape[1]
+    hist = [torch.empty(K, *cs[0].shape, dtype=bd.dtype, device=bd.device) for _ in nets]  # time-major writes
+    if engine == "recursion":
+        grams = [_Grams(net) for net in nets]
+        preacts = lambda: [g.preacts(c) for g, c in zip(grams, cs)]  # noqa: E731
+    else:
+        Ws = [net.W0.clone() for net in nets]
+        preacts = lambda: [net.preacts(W) for net, W in zip(nets, Ws)]  # noqa: E731
+    want = record_derivatives
+    for t in iterator:
+        kk = rec_idx.get(t)
+        X = preacts()
+        if multi:
+            loss_i, dc, dct, parts = _step_multi(k, X[0], X[1], n, want=want and kk is not None)
+            dcs = (dc, dct)
+        else:
+            loss_i, dc, parts = _step_single(k, X[0], n, want=want and kk is not None)
+            dcs = (dc,)
+        torch.mean(loss_i, -1, out=loss[:, t])
+        if kk is not None:
+            for i in range(len(nets)):
+                hist[i][kk] = cs[i]
+                if keep_weights:
+                    out[f"weights{sfx[i]}"][:, kk] = Ws[i]
+                if parts is not None:
+                    E, e0, Z = parts[i][:3]
+                    out[f"lprime{sfx[i]}"][:, kk] = e0 / Z
+                    out[f"lprime{sfx[i]}_neg"][:, kk] = (E / Z[..., None]).gather(2, k.negatives)
+        if t % _CHECK_EVERY == 0 or t == T:
+            _finite_or_raise(loss, t, mode, engine, lr, tau)
+        if t == T:
+            break
+        for i in range(len(nets)):
+            cs[i] += dcs[i]
+            if engine == "gd":
+                Ws[i] = nets[i].step(Ws[i], dcs[i])
+    for i, net in enumerate(nets):
+        out[f"gamma{sfx[i]}"].copy_((hist[i][..., 0] * net.norms[:, None, 0]).transpose(0, 1))
+        out[f"rho{sfx[i]}"].copy_((hist[i][..., 1:] * net.norms[:, None, 1:]).transpose(0, 1))
+    if engine == "gd":
+        return Ws[0], (Ws[1] if multi else None)
+    return None, None
+
+
+def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
+    """The ``autograd`` engine: ``torch.autograd.grad`` of Eqs. (6)/(9) (:mod:`mmcl.losses`),
+    ``gamma``/``rho`` by least squares on ``W(t) - W(0)`` at the recorded steps."""
+    multi = mode == "multi"
+    T = loss.shape[1] - 1
+    W = bd.W0.clone()
+    Wt = bd.W0_tilde.clone() if multi else None
+    pinv = torch.linalg.pinv(decomposition_basis(bd.mu, bd.xi))  # (B, n+1, d)
+    pinv_t = torch.linalg.pinv(decomposition_basis(bd.mu_tilde, bd.xi_tilde)) if multi else None
     for t in iterator:
         last = t == T
-        if engine == "autograd":
+        with torch.enable_grad():
             W.requires_grad_(True)
             if multi:
                 Wt.requires_grad_(True)
@@ -429,73 +586,29 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
                 lh = losses.single_modal_logits(W, bd, tau)
                 total = losses.info_nce(lh).mean(-1)
                 derivs = (torch.softmax(lh.detach(), -1), None)
-            loss[:, t] = total.detach()
-            if t in rec_idx:
-                k = rec_idx[t]
-                with torch.no_grad():
-                    c = (W - bd.W0) @ pinv.transpose(1, 2)
-                    gam, rho = c[..., 0], c[..., 1:]
-                    if multi:
-                        ct = (Wt - bd.W0_tilde) @ pinv_t.transpose(1, 2)
-                        gam_t, rho_t = ct[..., 0], ct[..., 1:]
-                if record_derivatives:
-                    out["lprime"][:, k], out["lprime_neg"][:, k] = derivs[0][..., 0], derivs[0][..., 1:]
-                    if multi:
-                        out["lprime_tilde"][:, k] = derivs[1][..., 0]
-                        out["lprime_tilde_neg"][:, k] = derivs[1][..., 1:]
-            if not last:
-                params = [W, Wt] if multi else [W]
-                grads = torch.autograd.grad(total.sum(), params)
-                with torch.no_grad():
-                    W = W - lr[:, None, None] * grads[0]
-                    if multi:
-                        Wt = Wt - lr[:, None, None] * grads[1]
-            else:
-                W = W.detach()
-                Wt = Wt.detach() if multi else None
-        else:
-            pre = grams.preacts(gam, rho, gam_t, rho_t) if engine == "recursion" else _weight_preacts(bd, mode, W, Wt)
-            terms = _terms(pre, bd.y, bd.negatives, lr, tau, mu2, xi2, mode, mu2_t, xi2_t)
-            loss[:, t] = terms.loss
-            if t in rec_idx and record_derivatives:
-                k = rec_idx[t]
-                out["lprime"][:, k], out["lprime_neg"][:, k] = terms.lprime, terms.lprime_neg
-                if multi:
-                    out["lprime_tilde"][:, k], out["lprime_tilde_neg"][:, k] = terms.lprime_tilde, terms.lprime_tilde_neg
+            grads = None if last else torch.autograd.grad(total.sum(), [W, Wt] if multi else [W])
+        loss[:, t] = total.detach()
+        W = W.detach()
+        Wt = Wt.detach() if multi else None
         if t in rec_idx:
             k = rec_idx[t]
-            out["gamma"][:, k], out["rho"][:, k] = gam, rho
+            c = (W - bd.W0) @ pinv.transpose(1, 2)
+            out["gamma"][:, k], out["rho"][:, k] = c[..., 0], c[..., 1:]
             if multi:
-                out["gamma_tilde"][:, k], out["rho_tilde"][:, k] = gam_t, rho_t
+                ct = (Wt - bd.W0_tilde) @ pinv_t.transpose(1, 2)
+                out["gamma_tilde"][:, k], out["rho_tilde"][:, k] = ct[..., 0], ct[..., 1:]
+            if record_derivatives:
+                out["lprime"][:, k], out["lprime_neg"][:, k] = derivs[0][..., 0], derivs[0][..., 1:]
+                if multi:
+                    out["lprime_tilde"][:, k], out["lprime_tilde_neg"][:, k] = derivs[1][..., 0], derivs[1][..., 1:]
             if keep_weights:
                 out["weights"][:, k] = W
                 if multi:
                     out["weights_tilde"][:, k] = Wt
-        if t % check_every == 0 or last:
+        if t % _CHECK_EVERY == 0 or last:
             _finite_or_raise(loss, t, mode, engine, lr, tau)
-        if last or engine == "autograd":
-            continue
-        dg = terms.dgamma_pos - terms.dgamma_neg
-        if engine == "gd":
-            # Eq. (7)/(10): the update is sum_i c_sig y_i mu + sum_i c_noise xi_i; its coefficients
-            # along mu/||mu||^2 and xi_i/||xi_i||^2 are exactly dgamma and drho.
-            W = W + (dg / mu2[:, None])[..., None] * bd.mu[:, None, :] + (terms.drho / xi2[:, None, :]) @ bd.xi
+        if not last:
+            W = W - lr[:, None, None] * grads[0]
             if multi:
-                dgt = terms.dgamma_pos_tilde - terms.dgamma_neg_tilde
-                Wt = Wt + (dgt / mu2_t[:, None])[..., None] * bd.mu_tilde[:, None, :] \
-                    + (terms.drho_tilde / xi2_t[:, None, :]) @ bd.xi_tilde
-        gam = gam + dg
-        rho = rho + terms.drho
-        if multi:
-            gam_t = gam_t + terms.dgamma_pos_tilde - terms.dgamma_neg_tilde
-            rho_t = rho_t + terms.drho_tilde
-
-    traj = Trajectory(mode=mode, engine=engine, steps=torch.tensor(rec, device=device), loss=loss,
-                      W=W, W_tilde=Wt, lr=lr, tau=tau, **out)
-    if unbatched:
-        for name in ("loss", "gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg", "lprime_tilde",
-                     "lprime_tilde_neg", "W", "W_tilde", "weights", "weights_tilde", "lr", "tau"):
-            v = getattr(traj, name)
-            if v is not None:
-                setattr(traj, name, v[0])
-    return traj
+                Wt = Wt - lr[:, None, None] * grads[1]
+    return W, Wt

@@ -50,13 +50,19 @@ def save_figure(fig, name: str, out_dir=None, formats=FORMATS) -> List[Path]:
     out = Path(out_dir) if out_dir is not None else figure_dir()
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for fmt in formats:
-        p = out / f"{name}.{fmt}"
-        metadata = {"Creator": "mmcl"} if fmt in ("pdf", "svg", "png") else None
-        if fmt == "svg":
-            metadata = {"Creator": "mmcl", "Date": None}
-        elif fmt == "pdf":
-            metadata = {"Creator": "mmcl", "CreationDate": None}
-        fig.savefig(p, format=fmt, metadata=metadata)
-        paths.append(p)
+    engine = fig.get_layout_engine()
+    try:
+        for fmt in formats:
+            p = out / f"{name}.{fmt}"
+            metadata = {"Creator": "mmcl"} if fmt in ("pdf", "svg", "png") else None
+            if fmt == "svg":
+                metadata = {"Creator": "mmcl", "Date": None}
+            elif fmt == "pdf":
+                metadata = {"Creator": "mmcl", "CreationDate": None}
+            fig.savefig(p, format=fmt, metadata=metadata)
+            paths.append(p)
+            # the layout (in figure coordinates) is the same in every format: solve it once
+            fig.set_layout_engine("none")
+    finally:
+        fig.set_layout_engine(engine)
     return paths

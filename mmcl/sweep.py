@@ -606,6 +606,11 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
     dtype = resolve_dtype(opts.dtype)
     draws = [make_draw(c, s, v, dtype=dtype, device=spec.device, units=units)
              for c, s, v in zip(spec.cfgs, spec.seeds, spec.views)]
+    # the OOD sets are not stacked: runs that share one (same seed and scales) are scored against
+    # it by broadcasting, below; a single-modal run never reads the second modality
+    oods = [dr.ood for dr in draws]
+    unused = dict(mu_tilde=None, xi_tilde=None, W0_tilde=None) if spec.mode == "single" else {}
+    draws = [dataclasses.replace(dr, ood=None, **unused) for dr in draws]
     dims = [(c.d, c.d_tilde) for c in spec.cfgs]
     if len(set(dims)) == 1:
         data = SyntheticData.stack(draws)
@@ -614,7 +619,7 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
         if opts.engine != "recursion":
             raise ValueError("only the recursion engine batches runs of different dimensions")  # pragma: no cover
         dmax, dtmax = max(d for d, _ in dims), max(dt for _, dt in dims)
-        data = SyntheticData.stack([_pad_draw(dataclasses.replace(dr, ood=None), dmax, dtmax) for dr in draws])
+        data = SyntheticData.stack([_pad_draw(dr, dmax, dtmax) for dr in draws])
         sim_cfgs = [c.replace(d=dmax, d_tilde=dtmax) for c in spec.cfgs]
     try:
         traj = simulate(sim_cfgs, data, spec.mode, opts.engine, record_every=opts.record_every)
@@ -635,14 +640,19 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
     accs0 = {p: torch.empty(B, dtype=torch.float64) for p in opts.protocols}
     K = traj.steps.shape[0]
     scored = [0, K - 1] if opts.score_init else [K - 1]  # the last step (and the first, if asked)
-    for dd in sorted(set(dims)):  # scored on each dimension's own, unpadded draws
-        idx = [b for b in range(B) if dims[b] == dd]
-        sub = data if len(idx) == B else SyntheticData.stack([draws[b] for b in idx])
+    # scored on each dimension's own, unpadded draws, against each OOD set shared by broadcasting
+    groups: Dict[tuple, List[int]] = collections.OrderedDict()
+    for b in range(B):
+        groups.setdefault((dims[b],) + tuple(id(getattr(oods[b], f.name)) for f in dataclasses.fields(OODData)),
+                          []).append(b)
+    tsel = torch.tensor(scored, device=traj.gamma.device)
+    for idx in groups.values():
+        sub = data if len(idx) == B and len(set(dims)) == 1 else SyntheticData.stack([draws[b] for b in idx])
         sel = torch.tensor(idx, device=traj.gamma.device)
-        tsel = torch.tensor(scored, device=traj.gamma.device)
         part = dataclasses.replace(traj, steps=traj.steps[tsel], gamma=traj.gamma[sel][:, tsel],
                                    rho=traj.rho[sel][:, tsel], gamma_tilde=None, rho_tilde=None)
-        for p, ev in evaluate_all(part, sub, opts.protocols).items():
+        shared = OODData(**{f.name: getattr(oods[idx[0]], f.name)[None] for f in dataclasses.fields(OODData)})
+        for p, ev in evaluate_all(part, sub, opts.protocols, ood=shared).items():
             accs[p][idx] = ev.accuracy[:, -1].double().cpu()
             accs0[p][idx] = ev.accuracy[:, 0].double().cpu()
     out = []

@@ -43,6 +43,19 @@ def test_preactivations_match_weights(small_cfg):
     assert torch.allclose(pre, tr.W @ v.T, atol=1e-10)
 
 
+@pytest.mark.parametrize("k", [1, 400])
+def test_preactivations_both_orders_match_weights(small_cfg, k):
+    """Both orders of the products (through the data's inner products, or through W(t)) are
+    exact: one state with many vectors takes the second, many states with one vector the first."""
+    data = f64(small_cfg)
+    tr = mmcl.simulate(small_cfg, data, "multi", "gd", keep_weights=True, record_every=5)
+    v = torch.randn(k, small_cfg.d, dtype=torch.float64)
+    for g, r, W in ((tr.gamma[-1], tr.rho[-1], tr.W), (tr.gamma, tr.rho, tr.weights)):
+        assert torch.allclose(mmcl.preactivations(data, g, r, v), W @ v.T, atol=1e-10)
+    assert torch.allclose(mmcl.preactivations(data, tr.gamma_tilde, tr.rho_tilde, v[:, :small_cfg.d_tilde], tilde=True),
+                          tr.weights_tilde @ v[:, :small_cfg.d_tilde].T, atol=1e-10)
+
+
 def test_logistic_head_matches_scipy():
     g = torch.Generator().manual_seed(1)
     X = torch.randn(3, 60, 4, generator=g, dtype=torch.float64) * torch.tensor([1.0, 3.0, 0.5, 2.0])
