@@ -288,7 +288,7 @@ class _Grams:
     ``b = [mu, xi_1..n]`` with ``c = [gamma_r/||mu||^2, rho_{r,i}/||xi_i||^2]``, so every
     preactivation the updates need is ``X = X(0) + c K``, ``K`` the products of the basis with the
     patches: Gram matrices computed once per run (``O(n^2 d)``), then ``O(m n^2)`` per step,
-    never forming ``W``."""
+    never forming ``W``.  (:func:`simulate` keeps ``X`` and adds ``dc K`` after each step.)"""
 
     def __init__(self, net: _Network):
         self.X0 = net.products(net.W0)
@@ -524,14 +524,13 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
     hist = [torch.empty(K, *cs[0].shape, dtype=bd.dtype, device=bd.device) for _ in nets]  # time-major writes
     if engine == "recursion":
         grams = [_Grams(net) for net in nets]
-        preacts = lambda: [g.preacts(c) for g, c in zip(grams, cs)]  # noqa: E731
+        Xs = [g.X0.clone() for g in grams]  # X(t) = X(0) + c(t) K, updated in place by dc K
     else:
         Ws = [net.W0.clone() for net in nets]
-        preacts = lambda: [net.preacts(W) for net, W in zip(nets, Ws)]  # noqa: E731
     want = record_derivatives
     for t in iterator:
         kk = rec_idx.get(t)
-        X = preacts()
+        X = Xs if engine == "recursion" else [net.preacts(W) for net, W in zip(nets, Ws)]
         if multi:
             loss_i, dc, dct, parts = _step_multi(k, X[0], X[1], n, want=want and kk is not None)
             dcs = (dc, dct)
@@ -556,6 +555,8 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
             cs[i] += dcs[i]
             if engine == "gd":
                 Ws[i] = nets[i].step(Ws[i], dcs[i])
+            else:
+                Xs[i].baddbmm_(dcs[i], grams[i].K)
     for i, net in enumerate(nets):
         out[f"gamma{sfx[i]}"].copy_((hist[i][..., 0] * net.norms[:, None, 0]).transpose(0, 1))
         out[f"rho{sfx[i]}"].copy_((hist[i][..., 1:] * net.norms[:, None, 1:]).transpose(0, 1))
