@@ -39,8 +39,9 @@ class LogisticHead:
 
     def decision(self, X: torch.Tensor) -> torch.Tensor:
         """``X (..., N, p)`` -> scores ``(..., N)``."""
-        Xs = (X - self.mean[..., None, :]) / self.scale[..., None, :]
-        return (Xs * self.weight[..., None, :]).sum(-1) + self.bias[..., None]
+        # ((X - mean)/scale) @ w + b, folded into one product with X
+        w = self.weight / self.scale
+        return (X @ w[..., None])[..., 0] + (self.bias - (self.mean * w).sum(-1))[..., None]
 
     def accuracy(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Fraction of ``sign(score) == y`` (a score of exactly 0 counts as wrong), ``(...)``."""
