@@ -140,17 +140,18 @@ class _Contrast:
     ``N_i`` does.  Masks are floats: boolean tensors take slow paths in the elementwise kernels.
     """
 
-    def __init__(self, data: SyntheticData, lr: torch.Tensor, tau: torch.Tensor):
+    def __init__(self, data: SyntheticData, lr: torch.Tensor, tau: torch.Tensor, copies: int = 1):
+        # copies=2 (multi mode): the two networks are stacked along the batch, [h of every draw, g of every draw]
         B, n, m = data.y.shape[0], data.n, data.m
         z = dict(dtype=data.dtype, device=data.device)
         pos = data.y > 0
-        self.Y = torch.stack([pos, ~pos], -1).to(data.dtype)  # (B, n, 2): one-hot of the class [+1, -1]
-        self.negatives = data.negatives
-        self.keep = torch.zeros(B, n, n, **z).scatter_(2, data.negatives, 1.0)
+        self.Y = torch.stack([pos, ~pos], -1).to(data.dtype).repeat(copies, 1, 1)  # (B, n, 2): class one-hot [+1, -1]
+        self.negatives = data.negatives.repeat(copies, 1, 1)
+        self.keep = torch.zeros(B, n, n, **z).scatter_(2, data.negatives, 1.0).repeat(copies, 1, 1)
         self.offset = (self.keep - 1) * 1e30
-        self.scale = 1.0 / (m * tau)  # (B,): Sim (Eq. 4, with its 1/m) divided by tau is the logit
+        self.scale = (1.0 / (m * tau)).repeat(copies)  # (B,): Sim (Eq. 4, with its 1/m) divided by tau is the logit
         self.Ys = self.Y * self.scale[:, None, None]
-        self.step = lr / (n * m * tau)  # (B,): eta / (n m tau) of Eqs. (7), (10)
+        self.step = (lr / (n * m * tau)).repeat(copies)  # (B,): eta / (n m tau) of Eqs. (7), (10)
 
     def softmax(self, logits_neg: torch.Tensor, logit_pos: torch.Tensor):
         """Per-anchor InfoNCE from the negative logits ``(B, n, n)`` (``offset`` added) and the
@@ -191,9 +192,10 @@ class _Contrast:
         return b * torch.bmm(slopes, U[..., None])[..., 0]
 
 
-def signal_terms(a, b, U):
-    """The positive and negative terms of Eq. (12) apart (before ``eta ||mu||^2/(n m tau)``): the
-    partners of class ``s`` contribute ``sigma(s b)``, the negatives (class ``-s``) ``sigma(-s b)``."""
+def _signal_terms(a, b, U):
+    """The positive and negative terms of Eq. (12) apart, divided by ``||mu||^2`` (``U`` from
+    :meth:`_Contrast.class_sums` carries ``eta/(n m tau)``): the partners of class ``s``
+    contribute ``sigma(s b)``, the negatives (class ``-s``) ``sigma(-s b)``."""
     bp, bm = losses.relu(b), losses.relu(-b)
     up, um = U[:, :1], U[:, 1:]
     pos = (a > 0) * bp * up - (a < 0) * bm * um
@@ -220,33 +222,32 @@ def _step_single(k: _Contrast, X: torch.Tensor, n: int, want: bool = False):
     return loss_i, dc, ((E, e0, Z, U, a, a),) if want else None
 
 
-def _step_multi(k: _Contrast, X: torch.Tensor, Xt: torch.Tensor, n: int, want: bool = False):
-    """One step of Eq. (10) / Lemma 5.3 from ``X = [a, -a, P]`` and ``Xt = [a~, -a~, P~]``.
-    Both directions share one noise-similarity matrix: ``S~ = S^T``, and a pair's positive
-    similarity is the same seen from either side."""
-    R, Rt = losses.relu(X), losses.relu(Xt)
-    sl, slt = torch.sign(R), torch.sign(Rt)
-    hn, gn = R[..., 2:], Rt[..., 2:]
-    Q2 = torch.bmm(R[..., :2].transpose(1, 2), Rt[..., :2])  # Q2[s, s'] = sum_r sigma(s a_r) sigma(s' a~_r)
-    # rows Q2[c_i, :] and Q2[:, c_i], divided by m tau: anchor i's positive (c_i, c_i) and negative signal logits
-    YQ, YQt = torch.bmm(k.Ys, Q2), torch.bmm(k.Ys, Q2.transpose(1, 2))
+def _step_multi(k: _Contrast, X: torch.Tensor, n: int, want: bool = False):
+    """One step of Eq. (10) / Lemma 5.3 for both networks at once: ``X (2B, m, 2 + n)`` stacks
+    ``[a, -a, P]`` of the first network (rows ``:B``) over ``[a~, -a~, P~]`` of the second, and
+    ``k`` was built with ``copies=2``.  The loss is symmetric: each network is the anchor of one
+    direction and supplies the other's partners and negatives (with stop-gradient), so both
+    directions are the same computation with the roles swapped, i.e. against ``X`` with its two
+    halves exchanged.  A pair's positive similarity is the same seen from either side."""
+    B2, m = X.shape[0], X.shape[1]
+    R = losses.relu(X)
+    slopes = torch.sign(R)
+    Rp = R.view(2, B2 // 2, m, -1).flip(0).reshape(R.shape)  # the partner network's activations
+    own, partner = R[..., 2:], Rp[..., 2:]
+    Q2 = torch.bmm(R[..., :2].transpose(1, 2), Rp[..., :2])  # Q2[s, s'] = sum_r sigma(s a_r) sigma(s' b_r)
+    YQ = torch.bmm(k.Ys, Q2)  # rows Q2[c_i, :] / (m tau): anchor i's positive (c_i, c_i) and negative signal logits
     sig_pos = (YQ * k.Y).sum(-1)
-    hs, gs = hn * k.scale[:, None, None], gn * k.scale[:, None, None]
-    logit_pos = (hs * gn).sum(1) + sig_pos  # Sim(x_i, x~_i)/tau, the same from both sides
-    # negatives have label -y_i: their signal similarity is the off-diagonal entry of Q2.  The noise
-    # logits of the two directions are transposes; two products are cheaper than a strided copy.
-    lg = k.softmax(torch.baddbmm(k.offset, hs.transpose(1, 2), gn).add_((YQ.sum(-1) - sig_pos)[..., None]),
-                   logit_pos)
-    lgt = k.softmax(torch.baddbmm(k.offset, gs.transpose(1, 2), hn).add_((YQt.sum(-1) - sig_pos)[..., None]),
-                    logit_pos)
-    a, at = X[..., 0], Xt[..., 0]
-    U, Ut = k.class_sums(lg[3], lg[5]), k.class_sums(lgt[3], lgt[5])
-    dc = torch.cat([k.signal_update(at, sl[..., :2], U)[..., None],
-                    k.noise_update(lg[1], lg[3], lg[5], gn, gn, sl[..., 2:])], -1)
-    dct = torch.cat([k.signal_update(a, slt[..., :2], Ut)[..., None],
-                     k.noise_update(lgt[1], lgt[3], lgt[5], hn, hn, slt[..., 2:])], -1)
-    parts = ((lg[1], lg[2], lg[4], U, a, at), (lgt[1], lgt[2], lgt[4], Ut, at, a)) if want else None
-    return lg[0] + lgt[0], dc, dct, parts
+    ows = own * k.scale[:, None, None]
+    logit_pos = (ows * partner).sum(1) + sig_pos  # Sim(x_i, x~_i)/tau, the same from both sides
+    # negatives have label -y_i: their signal similarity is the off-diagonal entry of Q2
+    loss_i, E, e0, Es, Z, w = k.softmax(
+        torch.baddbmm(k.offset, ows.transpose(1, 2), partner).add_((YQ.sum(-1) - sig_pos)[..., None]), logit_pos)
+    U = k.class_sums(Es, w)
+    b = X[..., 0].view(2, B2 // 2, m).flip(0).reshape(B2, m)  # the partner's <w~_r, mu~> (resp. <w_r, mu>)
+    dc = torch.cat([k.signal_update(b, slopes[..., :2], U)[..., None],
+                    k.noise_update(E, Es, w, partner, partner, slopes[..., 2:])], -1)
+    loss_i = loss_i.view(2, B2 // 2, n).sum(0)  # the two directions of Eq. (9)
+    return loss_i, dc, ((E, e0, Z, U, X[..., 0], b),) if want else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -383,24 +384,21 @@ def update_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
     if mode == "multi" and (gamma_tilde is None or rho_tilde is None or not data.has_tilde):
         raise ValueError("update_terms: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
     lr, tau, _ = _scalars(cfg, bd.y.shape[0], bd, bd.dtype, bd.device)
-    k = _Contrast(bd, lr, tau)
     nets = _networks(bd, mode)
+    k = _Contrast(bd, lr, tau, copies=len(nets))
     states = [(gamma, rho)] + ([(gamma_tilde, rho_tilde)] if mode == "multi" else [])
-    X = [_Grams(net).preacts(torch.cat([g[..., None], r], -1) / net.norms[:, None, :])
-         for net, (g, r) in zip(nets, states)]
-    if mode == "single":
-        loss_i, dc, parts = _step_single(k, X[0], bd.n, want=True)
-        dcs = [dc]
-    else:
-        loss_i, dc, dct, parts = _step_multi(k, X[0], X[1], bd.n, want=True)
-        dcs = [dc, dct]
+    X = torch.cat([_Grams(net).preacts(torch.cat([g[..., None], r], -1) / net.norms[:, None, :])
+                   for net, (g, r) in zip(nets, states)])
+    loss_i, dc, parts = (_step_multi if mode == "multi" else _step_single)(k, X, bd.n, want=True)
     out = {"loss": loss_i.mean(-1)}
-    for suffix, net, dci, (E, e0, Z, U, a, b_) in zip(("", "_tilde"), nets, dcs, parts):
-        gp, gn = signal_terms(a, b_, U)
-        scale = k.step[:, None] * net.norms[:, :1]  # eta ||mu||^2 / (n m tau)
-        out.update({f"lprime{suffix}": e0 / Z, f"lprime{suffix}_neg": (E / Z[..., None]).gather(2, k.negatives),
-                    f"dgamma_pos{suffix}": scale * gp, f"dgamma_neg{suffix}": scale * gn,
-                    f"drho{suffix}": dci[..., 1:] * net.norms[:, None, 1:]})
+    B = bd.y.shape[0]
+    for i, (suffix, net) in enumerate(zip(("", "_tilde"), nets)):
+        half = slice(i * B, (i + 1) * B)
+        E, e0, Z, U, a, b_ = (v[half] for v in parts[0])
+        gp, gn = _signal_terms(a, b_, U)
+        out.update({f"lprime{suffix}": e0 / Z, f"lprime{suffix}_neg": (E / Z[..., None]).gather(2, k.negatives[half]),
+                    f"dgamma_pos{suffix}": net.norms[:, :1] * gp, f"dgamma_neg{suffix}": net.norms[:, :1] * gn,
+                    f"drho{suffix}": dc[half, :, 1:] * net.norms[:, None, 1:]})
     t = UpdateTerms(**out)
     if unb:
         t = UpdateTerms(**{k_: (None if v is None else v[0]) for k_, v in t.__dict__.items()})
@@ -513,53 +511,50 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
     from preactivations that ``gd`` computes from ``W`` and the recursion from Gram matrices.
     Both track the scaled coefficients ``c`` (the sum of the updates' components; for ``gd`` this
     is the decomposition of ``W(t) - W(0)``, Eq. 11), recorded as ``gamma = c_0 ||mu||^2``,
-    ``rho_i = c_i ||xi_i||^2``."""
+    ``rho_i = c_i ||xi_i||^2``.  In multi mode the two networks are stacked along the batch."""
     multi = mode == "multi"
-    n, T = bd.n, loss.shape[1] - 1
-    k = _Contrast(bd, lr, tau)
+    B, n, T = bd.y.shape[0], bd.n, loss.shape[1] - 1
     nets = _networks(bd, mode)
+    k = _Contrast(bd, lr, tau, copies=len(nets))
     sfx = ("", "_tilde")
-    cs = [torch.zeros(bd.y.shape[0], bd.m, 1 + n, dtype=bd.dtype, device=bd.device) for _ in nets]
-    K = out["rho"].shape[1]
-    hist = [torch.empty(K, *cs[0].shape, dtype=bd.dtype, device=bd.device) for _ in nets]  # time-major writes
+    c = torch.zeros(len(nets) * B, bd.m, 1 + n, dtype=bd.dtype, device=bd.device)
+    hist = torch.empty(out["rho"].shape[1], *c.shape, dtype=bd.dtype, device=bd.device)  # time-major writes
     if engine == "recursion":
         grams = [_Grams(net) for net in nets]
-        Xs = [g.X0.clone() for g in grams]  # X(t) = X(0) + c(t) K, updated in place by dc K
+        K = torch.cat([g.K for g in grams])
+        X = torch.cat([g.X0 for g in grams])  # X(t) = X(0) + c(t) K, updated in place by dc K
     else:
         Ws = [net.W0.clone() for net in nets]
-    want = record_derivatives
+    step = _step_multi if multi else _step_single
     for t in iterator:
         kk = rec_idx.get(t)
-        X = Xs if engine == "recursion" else [net.preacts(W) for net, W in zip(nets, Ws)]
-        if multi:
-            loss_i, dc, dct, parts = _step_multi(k, X[0], X[1], n, want=want and kk is not None)
-            dcs = (dc, dct)
-        else:
-            loss_i, dc, parts = _step_single(k, X[0], n, want=want and kk is not None)
-            dcs = (dc,)
+        if engine == "gd":
+            X = torch.cat([net.preacts(W) for net, W in zip(nets, Ws)])
+        loss_i, dc, parts = step(k, X, n, want=record_derivatives and kk is not None)
         torch.mean(loss_i, -1, out=loss[:, t])
         if kk is not None:
+            hist[kk] = c
             for i in range(len(nets)):
-                hist[i][kk] = cs[i]
+                half = slice(i * B, (i + 1) * B)
                 if keep_weights:
                     out[f"weights{sfx[i]}"][:, kk] = Ws[i]
                 if parts is not None:
-                    E, e0, Z = parts[i][:3]
+                    E, e0, Z = (v[half] for v in parts[0][:3])
                     out[f"lprime{sfx[i]}"][:, kk] = e0 / Z
-                    out[f"lprime{sfx[i]}_neg"][:, kk] = (E / Z[..., None]).gather(2, k.negatives)
+                    out[f"lprime{sfx[i]}_neg"][:, kk] = (E / Z[..., None]).gather(2, k.negatives[half])
         if t % _CHECK_EVERY == 0 or t == T:
             _finite_or_raise(loss, t, mode, engine, lr, tau)
         if t == T:
             break
-        for i in range(len(nets)):
-            cs[i] += dcs[i]
-            if engine == "gd":
-                Ws[i] = nets[i].step(Ws[i], dcs[i])
-            else:
-                Xs[i].baddbmm_(dcs[i], grams[i].K)
+        c += dc
+        if engine == "gd":
+            Ws = [net.step(W, dc[i * B:(i + 1) * B]) for i, (net, W) in enumerate(zip(nets, Ws))]
+        else:
+            X.baddbmm_(dc, K)
     for i, net in enumerate(nets):
-        out[f"gamma{sfx[i]}"].copy_((hist[i][..., 0] * net.norms[:, None, 0]).transpose(0, 1))
-        out[f"rho{sfx[i]}"].copy_((hist[i][..., 1:] * net.norms[:, None, 1:]).transpose(0, 1))
+        h = hist[:, i * B:(i + 1) * B]
+        out[f"gamma{sfx[i]}"].copy_((h[..., 0] * net.norms[:, None, 0]).transpose(0, 1))
+        out[f"rho{sfx[i]}"].copy_((h[..., 1:] * net.norms[:, None, 1:]).transpose(0, 1))
     if engine == "gd":
         return Ws[0], (Ws[1] if multi else None)
     return None, None
