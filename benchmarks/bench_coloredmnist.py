@@ -36,6 +36,7 @@ def main() -> int:
     from mmcl.coloredmnist import ABLATIONS, RUNS, ColoredMNISTConfig, make_colored_mnist, run_one
 
     data_cfg = ColoredMNISTConfig(image_size=args.image_size)
+    load_before = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()
     data = make_colored_mnist(data_cfg, args.seed)
     runs = [*RUNS, *(ABLATIONS if args.ablations else ())]
@@ -52,7 +53,7 @@ def main() -> int:
           f"({torch.get_num_threads()} threads; load average before/after: see JSON)")
     out = {"runs": rows, "total": total, "threads": torch.get_num_threads(), "device": args.device,
            "image_size": args.image_size, "torch": torch.__version__, "platform": platform.platform(),
-           "cpu_count": os.cpu_count(), "load_average_after": os.getloadavg()}
+           "cpu_count": os.cpu_count(), "load_average_before": load_before, "load_average_after": os.getloadavg()}
     with open(args.out, "w") as f:
         json.dump(out, f, indent=2)
     return 0

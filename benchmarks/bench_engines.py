@@ -16,10 +16,6 @@ batch of 4.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -27,6 +23,7 @@ import time
 
 import torch
 
+import common
 import mmcl
 
 T_FULL = 200
@@ -77,21 +74,14 @@ def time_figure1(seeds: int = 5) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="10 epochs for gd/autograd, batch of 4, d=20000 single only")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    ap = common.parser(__doc__, "10 epochs for gd/autograd, batch of 4, d=20000 single only")
     ap.add_argument("--batch", type=int, default=None, help="seeds per batch (default 10; 4 with --quick)")
     ap.add_argument("--epochs", type=int, default=None,
-                    help="epochs timed for gd/autograd, scaled to 200 "
+                    help="epochs timed for gd/autograd (and twice as many), extrapolated to 200 "
                          "(default 200 at d=2000 and 20 at d=20000; 10 with --quick)")
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's choice)")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many timings of the recursion (default 3)")
     ap.add_argument("--no-figure", action="store_true", help="skip timing mmcl figure fig1")
-    ap.add_argument("--out", default=None, help="write the results as JSON here")
-    args = ap.parse_args(argv)
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    args = common.parse(ap, argv)
     batch = args.batch or (4 if args.quick else 10)
     rows = []
     for d in (2000, 20000):
@@ -114,9 +104,7 @@ def main(argv=None) -> int:
                                    "gd/autograd": t["gd"] / t["autograd"]})
     fig = None if args.no_figure else time_figure1()
 
-    print(f"\nTime per run (200 epochs), device={args.device}, dtype={args.dtype}, "
-          f"torch threads={torch.get_num_threads()}, "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"\nTime per run (200 epochs), device={args.device}, dtype={args.dtype}, {common.describe_machine()}")
     print(f"{'d':>6} {'mode':<7} {'engine':<10} {'batch':>5} {'epochs':>6} {'s/run':>9}")
     for r in rows:
         print(f"{r['d']:>6} {r['mode']:<7} {r['engine']:<10} {r['batch'] or 'alone':>5} {r['epochs']:>6} "
@@ -127,14 +115,8 @@ def main(argv=None) -> int:
               f"{r['gd/autograd']:>12.3f}")
     if fig:
         print(f"\n{fig['command']}: {fig['wall_s']:.1f} s (exit {fig['returncode']})")
-    report = {"benchmark": "bench_engines", "quick": args.quick, "device": args.device, "dtype": args.dtype,
-              "torch": torch.__version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
-              "loadavg": os.getloadavg(), "platform": platform.platform(), "rows": rows, "ratios": ratios,
-              "figure1": fig}
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(report, f, indent=2)
-        print(f"wrote {args.out}")
+    common.write_report({"benchmark": "bench_engines", "quick": args.quick, "device": args.device,
+                         "dtype": args.dtype, "rows": rows, "ratios": ratios, "figure1": fig}, args.out)
     return 0
 
 

@@ -22,16 +22,12 @@ machine are not those of an idle one).
 """
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
-import os
-import platform
 import sys
 import time
 
 import torch
 
+import common
 import mmcl
 from mmcl.evaluation import evaluate_all
 from mmcl.sweep import sweep
@@ -82,23 +78,14 @@ def bench_autograd_loop(n_runs: int, device: str, dtype: str) -> dict:
         mode = ("single", "multi")[k % 2]
         data = mmcl.sample_synthetic(cfg, k, dtype=dtype, device=device)
         traj = mmcl.simulate(cfg, data, mode, "autograd")
-        last = dataclasses.replace(traj, steps=traj.steps[-1:], gamma=traj.gamma[-1:], rho=traj.rho[-1:])
-        evaluate_all(last, data)
+        evaluate_all(traj.last(), data)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {"method": "Python loop of autograd runs", "runs": n_runs, "wall_s": wall, "cpu_s": cpu,
             "runs_per_min": 60 * n_runs / wall, "runs_per_cpu_min": 60 * n_runs / cpu}
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a short run (fewer runs of each kind)")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's choice)")
-    ap.add_argument("--out", default=None, help="write the results as JSON here")
-    args = ap.parse_args(argv)
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    args = common.parse(common.parser(__doc__, "a short run (fewer runs of each kind)"), argv)
     seeds = 2 if args.quick else 4
     n_rec, n_gd, n_ag = (8, 4, 2) if args.quick else (64, 16, 4)  # runs per mode (recursion, gd); autograd total
     results = []
@@ -108,11 +95,11 @@ def main(argv=None) -> int:
                      ("autograd", lambda: bench_autograd_loop(n_ag, args.device, args.dtype))):
         print(f"running {name} ...", file=sys.stderr, flush=True)
         results.append(fn())
-    ag = next(r for r in results if r["method"].startswith("Python loop"))["runs_per_min"]
+    loop = next(r for r in results if r["method"].startswith("Python loop"))
+    ag, ag_cpu = loop["runs_per_min"], loop["runs_per_cpu_min"]
     rec = results[0]["runs_per_min"]
     print(f"\nPaper-size runs (d=2000, n=100, m=50, 200 epochs), device={args.device}, dtype={args.dtype}, "
-          f"torch threads={torch.get_num_threads()}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    ag_cpu = next(r for r in results if r["method"].startswith("Python loop"))["runs_per_cpu_min"]
+          f"{common.describe_machine()}")
     print(f"{'method':<36} {'runs':>5} {'wall s':>8} {'runs/min':>9} {'vs autograd':>12} {'CPU s':>7} "
           f"{'runs/CPU-min':>13} {'vs autograd':>12}")
     for r in results:
@@ -123,15 +110,10 @@ def main(argv=None) -> int:
           "lies between this and twice this, depending on how well torch's two threads parallelise)")
     goals = {"recursion_runs_per_min_ge_1000": rec >= 1000, "recursion_vs_autograd_ge_30x": rec / ag >= 30}
     print("goals:", ", ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in goals.items()))
-    report = {"benchmark": "bench_sweep", "quick": args.quick, "speedup_cpu_recursion_vs_autograd":
-              results[0]["runs_per_cpu_min"] / ag_cpu, "device": args.device, "dtype": args.dtype,
-              "torch": torch.__version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
-              "loadavg": os.getloadavg(), "platform": platform.platform(), "results": results,
-              "speedup_recursion_vs_autograd": rec / ag, "goals": goals}
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(report, f, indent=2, default=str)
-        print(f"wrote {args.out}")
+    common.write_report({"benchmark": "bench_sweep", "quick": args.quick, "device": args.device, "dtype": args.dtype,
+                         "results": results, "speedup_recursion_vs_autograd": rec / ag,
+                         "speedup_cpu_recursion_vs_autograd": results[0]["runs_per_cpu_min"] / ag_cpu,
+                         "goals": goals}, args.out)
     return 0
 
 

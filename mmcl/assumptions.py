@@ -26,13 +26,14 @@ from typing import List, Optional, Union
 import torch
 
 from .config import SyntheticConfig
+from .theory import C_MU_THRESHOLD
 
 __all__ = ["AssumptionConfig", "Condition", "anticoncentration_probability", "anticoncentration_bound",
            "lemma_b2_margin", "lemma_b2_min_d", "lemma_b2_failure_bound", "lemma_b2_probability",
            "proof_exponent_single", "proof_exponent_multi", "c_mu_threshold", "check_assumption41",
            "conditions_markdown", "conditions_html", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
 
-C_MU_PAPER = 2.66  # Assumption 4.1(7)
+C_MU_PAPER = C_MU_THRESHOLD  # Assumption 4.1(7), under the name of this module's tables
 N_SNR2_SINGLE_MAX = 1.8  # proof of Lemma 5.2: n SNR^2 <= 1.8
 N_SNR2_MULTI_MIN = 1.7  # proof of Lemma 5.4: n SNR^2 >= 1.7
 _RATIO = 1.06 / 0.48  # the "2.21" of the proof of Lemma 5.4: noise rate 1.06 over signal rate 0.48
@@ -264,7 +265,7 @@ def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
     n, m, d, M = cfg.n, cfg.m, cfg.d, cfg.M
     s, s0, eta, tau = cfg.sigma_xi, cfg.sigma0, cfg.lr, cfg.tau
     mu = cfg.mu_norm
-    nsnr2 = n * cfg.snr ** 2
+    nsnr2 = cfg.n_snr2
     L = math.log
     P1 = "d ≥ Ω~(max{n², n/(σ₀σ_ξ), 1/(σ₀²‖μ‖²)})"
     P2 = "η ≤ O(min{m/‖μ‖², nm/(σ_ξ²d)})"

@@ -83,6 +83,11 @@ class SyntheticConfig:
         return self.mu_norm / (self.sigma_xi * self.d ** 0.5)
 
     @property
+    def n_snr2(self) -> float:
+        """n SNR^2, the quantity Assumption 4.1(6) bounds."""
+        return self.n * self.snr ** 2
+
+    @property
     def c_mu(self) -> float:
         """C_mu = ||mu~|| / ||mu|| (Assumption 4.1(7))."""
         return self.mu_tilde_norm / self.mu_norm

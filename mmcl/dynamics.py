@@ -274,10 +274,6 @@ class _Network:
         eps = None if self.eps is None else A @ self.eps.transpose(1, 2)
         return _columns(torch.einsum("brd,bd->br", A, self.mu), A @ self.xi.transpose(1, 2), eps)
 
-    def preacts(self, W):
-        """``gd``: the preactivations ``X`` of weights ``W`` (``O(m n d)``)."""
-        return self.products(W)
-
     def step(self, W, dc):
         """``gd``: Eqs. (7)/(10) -- the update is a combination of ``mu`` and the ``xi_i`` with the
         scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``."""
@@ -351,11 +347,8 @@ def _scalars(cfg, B: int, data: SyntheticData, dtype, device):
     return lr, tau, epochs.pop()
 
 
-def _finite_or_raise(loss_hist, upto, mode, engine, lr, tau, extra=()):
+def _finite_or_raise(loss_hist, upto, mode, engine, lr, tau):
     bad = ~torch.isfinite(loss_hist[:, :upto + 1])
-    for t in extra:
-        if not bool(torch.isfinite(t).all()):
-            bad[:, upto] = True
     if bool(bad.any()):
         step = int(bad.any(0).nonzero()[0])
         b = int(bad[:, step].nonzero()[0])
@@ -416,7 +409,7 @@ def preactivations(data: SyntheticData, gamma, rho, vectors: torch.Tensor, tilde
     forming the weights ``W(t)`` first (few states, many vectors, e.g. scoring the last step on
     a large test set).
     """
-    mu, xi, W0 = (data.mu_tilde, data.xi_tilde, data.W0_tilde) if tilde else (data.mu, data.xi, data.W0)
+    mu, xi, W0 = _modality(data, tilde)
     v = vectors
     m, n, d, k = W0.shape[-2], xi.shape[-2], xi.shape[-1], v.shape[-2]
     states = gamma.numel() // max(1, W0[..., 0].numel())  # leading states per draw (e.g. time steps)
@@ -428,9 +421,14 @@ def preactivations(data: SyntheticData, gamma, rho, vectors: torch.Tensor, tilde
     return base + gamma[..., None] * mv[..., None, :] + rho @ xv
 
 
+def _modality(data: SyntheticData, tilde: bool):
+    """``(mu, xi, W0)`` of the first modality, or of the second (``mu~, xi~, W0~``) with ``tilde``."""
+    return (data.mu_tilde, data.xi_tilde, data.W0_tilde) if tilde else (data.mu, data.xi, data.W0)
+
+
 def _weights(data: SyntheticData, gamma, rho, tilde: bool = False) -> torch.Tensor:
     """``W(t) = W(0) + gamma mu^T/||mu||^2 + (rho / ||xi||^2) Xi`` (Eq. 11), ``(..., m, d)``."""
-    mu, xi, W0 = (data.mu_tilde, data.xi_tilde, data.W0_tilde) if tilde else (data.mu, data.xi, data.W0)
+    mu, xi, W0 = _modality(data, tilde)
     gh = gamma / (mu * mu).sum(-1, keepdim=True)
     rh = rho / (xi * xi).sum(-1)[..., None, :]
     return W0 + gh[..., None] * mu[..., None, :] + rh @ xi
@@ -495,8 +493,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     traj = Trajectory(mode=mode, engine=engine, steps=torch.tensor(rec, device=device), loss=loss,
                       W=Ws[0], W_tilde=Ws[1], lr=lr, tau=tau, **out)
     if unbatched:
-        for name in ("loss", "gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg", "lprime_tilde",
-                     "lprime_tilde_neg", "W", "W_tilde", "weights", "weights_tilde", "lr", "tau"):
+        for name in Trajectory._PER_RECORD + ("loss", "W", "W_tilde", "lr", "tau"):
             v = getattr(traj, name)
             if v is not None:
                 setattr(traj, name, v[0])
@@ -529,7 +526,7 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
     for t in iterator:
         kk = rec_idx.get(t)
         if engine == "gd":
-            X = torch.cat([net.preacts(W) for net, W in zip(nets, Ws)])
+            X = torch.cat([net.products(W) for net, W in zip(nets, Ws)])  # O(m n d)
         loss_i, dc, parts = step(k, X, n, want=record_derivatives and kk is not None)
         torch.mean(loss_i, -1, out=loss[:, t])
         if kk is not None:

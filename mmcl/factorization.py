@@ -28,6 +28,7 @@ Conventions (the book's chapters "Multi-modal contrastive learning as matrix fac
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
@@ -258,6 +259,16 @@ def spectral_gap(A: torch.Tensor, k: int) -> float:
     return float(1.0 - nu[k])
 
 
+def _sq_distances(X: torch.Tensor) -> torch.Tensor:
+    """Squared Euclidean distances ``||x_i - x_j||^2`` between the rows of ``X (N, d)``, ``(N, N)``:
+    clamped at 0, exactly symmetric, zero diagonal."""
+    sq = (X * X).sum(1)
+    D2 = (sq[:, None] + sq[None, :] - 2.0 * X @ X.T).clamp_min(0.0)
+    D2 = 0.5 * (D2 + D2.T)
+    D2.fill_diagonal_(0.0)
+    return D2
+
+
 def augmentation_graph(X: torch.Tensor, width: float) -> torch.Tensor:
     """A Gaussian augmentation graph on the images ``X (N, d)``, ``(N, N)``:
 
@@ -269,11 +280,7 @@ def augmentation_graph(X: torch.Tensor, width: float) -> torch.Tensor:
     _check_float("X", X, 2)
     if isinstance(width, bool) or not isinstance(width, (int, float)) or not width > 0 or not math.isfinite(width):
         raise ValueError(f"width must be a positive finite number, got {width!r}")
-    sq = (X * X).sum(1)
-    D2 = (sq[:, None] + sq[None, :] - 2.0 * X @ X.T).clamp_min(0.0)
-    D2 = 0.5 * (D2 + D2.T)
-    D2.fill_diagonal_(0.0)
-    K = torch.exp(-D2 / (4.0 * width ** 2))  # the diagonal is 1, so every degree is positive
+    K = torch.exp(-_sq_distances(X) / (4.0 * width ** 2))  # the diagonal is 1, so every degree is positive
     return K / K.sum()
 
 
@@ -435,9 +442,15 @@ class GraphScores:
     probe_error: float
 
 
-def score_graph(A: torch.Tensor, labels: torch.Tensor, k: int, train: torch.Tensor) -> GraphScores:
+def _alternate_split(N: int) -> torch.Tensor:
+    """Every other row, ``(N,)`` bool: half of each class when the rows are sorted by class."""
+    return torch.arange(N) % 2 == 0
+
+
+def score_graph(A: torch.Tensor, labels: torch.Tensor, k: int, train: Optional[torch.Tensor] = None) -> GraphScores:
     """:class:`GraphScores` of the graph ``A (N, N)`` with ``labels (N,)``, embedding dimension
-    ``k`` and the probe's training rows ``train (N,)`` (bool)."""
+    ``k`` and the probe's training rows ``train (N,)`` (bool; default every other row)."""
+    train = _alternate_split(A.shape[0]) if train is None else train
     return GraphScores(alpha=label_consistency(A, labels), gap=spectral_gap(A, k),
                        probe_error=linear_probe_error(spectral_embedding(A, k), labels, train))
 
@@ -448,9 +461,7 @@ def median_distance(X: torch.Tensor) -> float:
     if X.shape[0] < 2:
         raise ValueError(f"X needs at least 2 rows, got {X.shape[0]}")
     i, j = torch.triu_indices(X.shape[0], X.shape[0], 1)
-    sq = (X * X).sum(1)
-    D2 = (sq[:, None] + sq[None, :] - 2.0 * X @ X.T).clamp_min(0.0)
-    return float(torch.sqrt(D2[i, j]).median())
+    return float(torch.sqrt(_sq_distances(X)[i, j]).median())
 
 
 @dataclass
@@ -482,7 +493,7 @@ def compare_graphs(data: JointData, k: Optional[int] = None, width_factors: Sequ
     cfg = data.config
     k = cfg.n_classes if k is None else k
     N = data.P.shape[0]
-    train = (torch.arange(N) % 2 == 0) if train is None else train
+    train = _alternate_split(N) if train is None else train
     y = data.image_labels
     caption = score_graph(induced_image_graph(data.P), y, k, train)
     med = median_distance(data.images)
@@ -721,8 +732,7 @@ def iterations_vs_condition(kappas: Sequence[float], seeds: Sequence[int], m: in
     is ``step_scale / sigma_1`` (default ``config.step_scale``); unconverged runs count ``max_iter``."""
     from tqdm.auto import tqdm
 
-    cfg = config if step_scale is None else AGDConfig(C=config.C, D=config.D, alpha=config.alpha,
-                                                      step_scale=step_scale, check_every=config.check_every)
+    cfg = config if step_scale is None else dataclasses.replace(config, step_scale=step_scale)
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must not be empty")

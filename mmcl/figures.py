@@ -15,6 +15,9 @@ from typing import Iterator, List
 
 STYLE_FILE = Path(__file__).with_name("styles") / "mmcl.mplstyle"
 FORMATS = ("pdf", "svg", "png")
+# no creation dates in the PDF and SVG metadata
+_METADATA = {"pdf": {"Creator": "mmcl", "CreationDate": None}, "svg": {"Creator": "mmcl", "Date": None},
+             "png": {"Creator": "mmcl"}}
 COLORS = {"single": "#D55E00", "multi": "#0072B2", "reference": "#444444", "accent": "#009E73"}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
@@ -54,12 +57,7 @@ def save_figure(fig, name: str, out_dir=None, formats=FORMATS) -> List[Path]:
     try:
         for fmt in formats:
             p = out / f"{name}.{fmt}"
-            metadata = {"Creator": "mmcl"} if fmt in ("pdf", "svg", "png") else None
-            if fmt == "svg":
-                metadata = {"Creator": "mmcl", "Date": None}
-            elif fmt == "pdf":
-                metadata = {"Creator": "mmcl", "CreationDate": None}
-            fig.savefig(p, format=fmt, metadata=metadata)
+            fig.savefig(p, format=fmt, metadata=_METADATA[fmt])
             paths.append(p)
             # the layout (in figure coordinates) is the same in every format: solve it once
             fig.set_layout_engine("none")

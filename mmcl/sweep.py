@@ -338,7 +338,7 @@ def _point_config(base: SyntheticConfig, point: Mapping[str, Any]) -> Tuple[Synt
     if "snr" in point:
         changes["mu_norm"] = mu_norm_for_snr(point["snr"], cfg.d, cfg.sigma_xi)
     if "n_snr2" in point:
-        changes["mu_norm"] = mu_norm_for_snr(math.sqrt(point["n_snr2"] / cfg.n), cfg.d, cfg.sigma_xi)
+        changes["mu_norm"] = mu_norm_for_snr(snr_on_curve(cfg.n, point["n_snr2"]), cfg.d, cfg.sigma_xi)
     if "c_mu" in point:
         changes["mu_tilde_norm"] = point["c_mu"] * changes.get("mu_norm", cfg.mu_norm)
     if "nu_ratio" in point:
@@ -779,9 +779,8 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
     columns = grid_keys + ["mode", "seed"] + derived_cols + metric_cols
     rows = []
     for r, k in zip(runs, keys):
-        row = dict(r.point)
-        row.update({"mode": r.mode, "seed": r.seed, "snr": r.cfg.snr, "n_snr2": r.cfg.n * r.cfg.snr ** 2,
-                    "c_mu": r.cfg.c_mu})
+        row = {"mode": r.mode, "seed": r.seed, "snr": r.cfg.snr, "n_snr2": r.cfg.n_snr2,
+               "c_mu": r.cfg.c_mu}
         row.update(dict(r.point))  # a grid value wins over its recomputed derived value
         rec = results[k]
         row.update({c: rec[c] for c in metric_cols})
@@ -1103,8 +1102,8 @@ def run(args) -> int:
     seeds = range(seeds) if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
     modes = s.pop("modes", ["single", "multi"])
     engine = s.pop("engine", "recursion")
-    device = args.device or s.pop("device", None)
-    s.pop("device", None)
+    file_device = s.pop("device", None)
+    device = args.device or file_device  # the command line wins over the file
     if "protocols" in s:
         s["protocols"] = tuple(s["protocols"])
     try:

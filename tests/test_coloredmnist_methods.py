@@ -146,6 +146,7 @@ def test_captions_are_digit_then_colour_one_hots():
     assert c.shape == (1, 20) and c[0, 3] == 1 and c[0, 18] == 1 and c.sum() == 2
     assert caption_vectors(torch.tensor([3]))[0, 10:].sum() == 0
     assert caption_ids(torch.tensor([3]), torch.tensor([8])).item() == 38
+    assert caption_ids(torch.tensor([3])).item() == 30  # digit-only caption, as caption_vectors(digit)
 
 
 # --- evaluation ------------------------------------------------------------------------------

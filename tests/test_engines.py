@@ -123,3 +123,22 @@ def test_eq12_negative_term_nonzero_in_multi_mode_for_disagreeing_neuron(small_c
     assert (terms.dgamma_neg[presync].abs() > 0).all()
     agree = torch.tensor([r for r in range(m) if r not in set(presync.tolist())])
     assert torch.equal(terms.dgamma_neg[agree], torch.zeros(len(agree), dtype=torch.float64))
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_update_terms_split_adds_up_to_the_recursion_step(small_cfg, mode):
+    """update_terms reports Eq. (12)'s positive and negative terms apart, the engines take their
+    difference in one piece: the two must give the same step, float64."""
+    cfg = small_cfg.replace(sigma0=0.05, n_epochs=60)
+    data = f64(cfg, 3)
+    tr = mmcl.simulate(cfg, data, mode, "recursion")
+    for t in (0, 30, 59):
+        extra = (tr.gamma_tilde[t], tr.rho_tilde[t]) if mode == "multi" else ()
+        terms = update_terms(data, cfg, mode, tr.gamma[t], tr.rho[t], *extra)
+        assert torch.allclose(terms.dgamma_pos - terms.dgamma_neg, tr.gamma[t + 1] - tr.gamma[t], rtol=0, atol=1e-12)
+        assert torch.allclose(terms.drho, tr.rho[t + 1] - tr.rho[t], rtol=0, atol=1e-12)
+        assert torch.allclose(terms.loss, tr.loss[t], rtol=0, atol=1e-12)
+        if mode == "multi":
+            assert torch.allclose(terms.dgamma_pos_tilde - terms.dgamma_neg_tilde,
+                                  tr.gamma_tilde[t + 1] - tr.gamma_tilde[t], rtol=0, atol=1e-12)
+            assert torch.allclose(terms.drho_tilde, tr.rho_tilde[t + 1] - tr.rho_tilde[t], rtol=0, atol=1e-12)

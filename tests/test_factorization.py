@@ -157,6 +157,24 @@ def test_augmentation_graph_is_a_normalised_gaussian_kernel():
     assert float((A - K / K.sum()).abs().max()) <= 1e-14
 
 
+def test_median_distance_and_compare_graphs_widths_and_oracle_choice():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(7, 3, generator=g, dtype=F64)
+    pairs = [math.dist(X[i].tolist(), X[j].tolist()) for i in range(7) for j in range(i + 1, 7)]
+    assert abs(fz.median_distance(X) - sorted(pairs)[len(pairs) // 2]) <= 1e-12  # 21 pairs: the middle one
+    data = fz.sample_joint(fz.JointConfig(images_per_class=10, captions_per_class=3, dim=20), 0)
+    comp = fz.compare_graphs(data, width_factors=(0.5, 1.0))
+    med = fz.median_distance(data.images)
+    assert comp.widths == pytest.approx([0.25 * med, 0.5 * med], rel=1e-14)
+    errors = [a.probe_error for a in comp.augmentation]
+    assert errors[comp.best] == min(errors) and comp.best == errors.index(min(errors))
+    k, y = data.config.n_classes, data.image_labels
+    train = torch.arange(len(y)) % 2 == 0  # the documented default split: every other image
+    assert fz.score_graph(fz.induced_image_graph(data.P), y, k) == comp.caption
+    assert fz.score_graph(fz.induced_image_graph(data.P), y, k, train) == comp.caption
+    assert comp.raw_probe_error == fz.linear_probe_error(data.images, y, train)
+
+
 def test_linear_probe_separates_separable_classes_and_fails_on_shuffled_labels():
     g = torch.Generator().manual_seed(0)
     y = torch.arange(3).repeat(40)

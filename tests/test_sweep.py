@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import mmcl
+from helpers import f64
 from mmcl.cli import main
 from mmcl.evaluation import evaluate_all
 from mmcl.losses import patches
@@ -50,7 +51,7 @@ def test_rescaled_unit_draw_equals_sample_synthetic_bit_for_bit(changes, dtype):
 @pytest.mark.parametrize("lam", [0.0, 0.3, 2.0])
 def test_denoised_view_positive_noise_patch_is_lambda_times_xi_plus_eps(lam):
     cfg = TINY.replace(sigma_eps=0.4)
-    plain = mmcl.sample_synthetic(cfg, 1, dtype=torch.float64)
+    plain = f64(cfg, 1)
     view = make_draw(cfg, 1, lam, dtype=torch.float64)
     pos = patches(view)["x_pos"][0, :, 1]  # noise patch of the positives, as the losses see it
     assert torch.allclose(pos, lam * (plain.xi + plain.eps), rtol=0, atol=1e-13)

@@ -23,7 +23,6 @@ features encode (:func:`~mmcl.coloredmnist.evaluate.feature_probes`).  Runs are 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -34,7 +33,7 @@ from .._utils import resolve_device
 from ..cache import load_or_compute
 from ..figures import COLORS, save_figure, style
 from .augment import AugmentConfig
-from .data import ColoredMNIST, ColoredMNISTConfig, make_colored_mnist
+from .data import ColoredMNIST, ColoredMNISTConfig, load_mnist, make_colored_mnist
 from .evaluate import accuracy, colour_only_classifier, feature_probes, features, fit_probe, predict, zero_shot_predict
 from .train import TrainConfig, progress_bar, train_model
 
@@ -245,6 +244,12 @@ class Table1Result:
         return {run: {k: _mean_sd([r.probes[k] for r in rs]) for k in ("digit", "colour")}
                 for run, rs in self.results.items()}
 
+    def caption_geometry_summary(self) -> Dict[str, Dict[str, Dict[str, float]]]:
+        """``run -> "cos_same"/"cos_other" -> {"mean", "sd"}`` of :func:`caption_geometry`
+        (multi-modal runs only)."""
+        return {run: {k: _mean_sd([r.caption_geometry[k] for r in rs]) for k in ("cos_same", "cos_other")}
+                for run, rs in self.results.items() if rs[0].caption_geometry}
+
     def probe_l2_summary(self) -> Dict[str, Dict[float, Dict[str, Dict[str, float]]]]:
         """``run -> l2 -> "train"/"test" -> {"mean", "sd"}``: the linear probe's accuracy against its
         L2 penalty (runs with a linear probe only)."""
@@ -286,15 +291,11 @@ def run_table1(seeds: Sequence[int] = (0,), runs: Sequence[str] = tuple(RUNS), *
         _spec(r)
     if not (isinstance(probe_l2, (int, float)) and probe_l2 > 0):
         raise ValueError(f"probe_l2={probe_l2!r} must be > 0")
-    show = sys.stderr.isatty() if progress is None else bool(progress)
     results: Dict[str, List[RunResult]] = {r: [] for r in runs}
     colour_only, rates = [], []
-    digits = None
-    with progress_bar(show, total=len(seeds) * len(runs), desc="ColoredMNIST runs") as bar:
+    digits = load_mnist(source)
+    with progress_bar(progress, total=len(seeds) * len(runs), desc="ColoredMNIST runs") as bar:
         for seed in seeds:
-            if digits is None:
-                from .data import load_mnist
-                digits = load_mnist(source)
             data = make_colored_mnist(data_cfg, seed, digits=digits)
             colour_only.append(_colour_only(data))
             rates.append({"train": data.train.rates(), "test": data.test.rates()})
@@ -420,7 +421,8 @@ def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredm
             ax.text(100 * te + 1.5 + 100 * tes, yi - h / 2, f"{100 * te:.1f}", va="center", fontsize=10)
         ax.set_yticks(y, [LABELS.get(r[0], r[0]) for r in rows])
         ax.axvline(10, color="#777777", ls=":", lw=1.2)
-        ax.axvline(100 * (1 - result.settings["data"]["label_noise"] * 0.9), color="#777777", ls="--", lw=1.2)
+        ceiling = 1 - ColoredMNISTConfig(**result.settings["data"]).effective_label_noise
+        ax.axvline(100 * ceiling, color="#777777", ls="--", lw=1.2)
         ax.set_xlim(0, 108)
         ax.set_xlabel("accuracy on the splits' noisy labels (%)")
         from matplotlib.lines import Line2D

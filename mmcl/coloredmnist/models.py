@@ -68,10 +68,11 @@ def caption_vectors(digit: torch.Tensor, colour: Optional[torch.Tensor] = None) 
     return torch.cat([d, c], -1)
 
 
-def caption_ids(digit: torch.Tensor, colour: torch.Tensor) -> torch.Tensor:
+def caption_ids(digit: torch.Tensor, colour: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Index of the caption among the 100 distinct ones, ``10 digit + colour``, ``(N,)``: equal ids
-    are equal captions (positives of each other in the multi-modal loss)."""
-    return digit.long() * N_CLASSES + colour.long()
+    are equal captions (positives of each other in the multi-modal loss); with ``colour=None``
+    (digit-only captions, as in :func:`caption_vectors`) ``10 digit``."""
+    return digit.long() * N_CLASSES + (0 if colour is None else colour.long())
 
 
 class CaptionEncoder(nn.Module):

@@ -94,13 +94,11 @@ class TrainedModel:
     grayscale: bool = False
 
 
-def _progress(progress: Optional[bool]) -> bool:
-    return sys.stderr.isatty() if progress is None else bool(progress)
-
-
-def progress_bar(enabled: bool, **kwargs):
-    """A ``tqdm.auto`` bar when ``enabled``; otherwise a disabled plain ``tqdm`` (importing
-    ``tqdm.auto`` in a notebook without ipywidgets prints a warning even for a disabled bar)."""
+def progress_bar(progress: Optional[bool], **kwargs):
+    """A ``tqdm.auto`` bar when ``progress`` (``None``: when stderr is a terminal); otherwise a
+    disabled plain ``tqdm`` (importing ``tqdm.auto`` in a notebook without ipywidgets prints a
+    warning even for a disabled bar)."""
+    enabled = sys.stderr.isatty() if progress is None else bool(progress)
     if enabled:
         from tqdm.auto import tqdm
     else:
@@ -160,7 +158,7 @@ def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
 
     losses = []
     t0, c0 = time.perf_counter(), time.process_time()
-    bar = progress_bar(_progress(progress), total=cfg.epochs * steps, desc=f"{method}{' (grey)' if grayscale else ''}",
+    bar = progress_bar(progress, total=cfg.epochs * steps, desc=f"{method}{' (grey)' if grayscale else ''}",
                        leave=False)
     for _ in range(cfg.epochs):
         perm = torch.randperm(n, generator=g_cpu).to(dev)
@@ -177,9 +175,8 @@ def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
                 h = encoder(x)
                 if method == "multi":
                     c = colour[idx] if cfg.caption_colour else None
-                    ids = caption_ids(label[idx], colour[idx] if cfg.caption_colour else torch.zeros_like(idx))
-                    loss = multi_positive_infonce(head(h), text(caption_vectors(label[idx], c)), ids,
-                                                  cfg.temperature_multi)
+                    loss = multi_positive_infonce(head(h), text(caption_vectors(label[idx], c)),
+                                                  caption_ids(label[idx], c), cfg.temperature_multi)
                 else:
                     loss = nn.functional.cross_entropy(head(h), label[idx])
             opt.zero_grad(set_to_none=True)
