@@ -133,7 +133,7 @@ class _Contrast:
     """Constants of the InfoNCE terms for a batch, computed once per run.
 
     The hard negatives are held as dense ``(B, n, n)`` matrices -- ``keep`` is 1 where ``j`` is
-    in ``N_i`` and 0 elsewhere, ``offset`` 0 and ``-1e30`` -- so that the logits of all negatives
+    in ``N_i`` and 0 elsewhere, ``offset`` 0 and ``-inf`` -- so that the logits of all negatives
     are one masked ``(n, n)`` matrix and their weights ``l'_{i,j}`` enter the noise bracket through
     one matrix product.  Indices never repeat within an anchor's set (checked by
     :class:`~mmcl.data.SyntheticData`), so the mask counts each negative once, as the sum over
@@ -148,10 +148,13 @@ class _Contrast:
         self.Y = torch.stack([pos, ~pos], -1).to(data.dtype).repeat(copies, 1, 1)  # (B, n, 2): class one-hot [+1, -1]
         self.negatives = data.negatives.repeat(copies, 1, 1)
         self.keep = torch.zeros(B, n, n, **z).scatter_(2, data.negatives, 1.0).repeat(copies, 1, 1)
-        self.offset = (self.keep - 1) * 1e30
+        self.offset = torch.zeros_like(self.keep).masked_fill_(self.keep == 0, float("-inf"))  # not a large
+        # finite number: a diverging run's logits grow past any such number before they overflow
         self.scale = (1.0 / (m * tau)).repeat(copies)  # (B,): Sim (Eq. 4, with its 1/m) divided by tau is the logit
         self.Ys = self.Y * self.scale[:, None, None]
+        self.scale3 = self.scale[:, None, None]
         self.step = (lr / (n * m * tau)).repeat(copies)  # (B,): eta / (n m tau) of Eqs. (7), (10)
+        self.swap = torch.tensor([1, 0], device=data.device)  # exchanges the halves of a stacked batch
 
     def softmax(self, logits_neg: torch.Tensor, logit_pos: torch.Tensor):
         """Per-anchor InfoNCE from the negative logits ``(B, n, n)`` (``offset`` added) and the
@@ -168,12 +171,12 @@ class _Contrast:
         return torch.log(Z) + mx - logit_pos, E, e0, Es, Z, self.step[:, None] / Z
 
     @staticmethod
-    def noise_update(E, Es, w, partner, cand, active):
+    def noise_update(E, Es, w, partner, cand, active, out=None):
         """``drho_{r,i}/||xi_i||^2`` of Eq. (13): ``eta/(n m tau) [(1 - l'_i) sigma(<w_r, partner_i>)
         - sum_j l'_{i,j} sigma(<w_r, cand_j>)] sigma'(<w_r, xi_i>)``; ``partner``/``cand (B, m, n)``
         are the stop-gradient activations, ``active (B, m, n)`` is ``sigma'`` (1 or 0) of the anchors'
         noise preactivations, ``w = eta/(n m tau Z_i)`` (from :meth:`softmax`)."""
-        bracket = torch.baddbmm(partner * Es[:, None, :], cand, E.transpose(1, 2), alpha=-1)  # times Z_i
+        bracket = torch.mul(partner, Es[:, None, :], out=out).baddbmm_(cand, E.transpose(1, 2), alpha=-1)  # times Z_i
         return bracket.mul_(w[:, None, :]).mul_(active)
 
     def class_sums(self, Es, w):
@@ -203,26 +206,46 @@ def _signal_terms(a, b, U):
     return pos, neg
 
 
-def _step_single(k: _Contrast, X: torch.Tensor, n: int, want: bool = False):
+class _Workspace:
+    """The large temporaries of a step, allocated once per run and reused by name at every step.
+    A step's matrices are a few MB for a batch; allocated afresh, the allocator hands such blocks
+    back to the operating system and every step pays the page faults of touching them again
+    (measured: a quarter of a multi-modal step).  ``ws(name, shape)`` returns the buffer, of the
+    dtype and device of ``like``."""
+
+    def __init__(self, like: torch.Tensor):
+        self._like, self._buffers = like, {}
+
+    def __call__(self, name: str, shape) -> torch.Tensor:
+        buf = self._buffers.get((name, shape))
+        if buf is None:
+            buf = self._buffers[(name, shape)] = self._like.new_empty(shape)
+        return buf
+
+
+def _step_single(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
     """One step of Eq. (7) / Lemma 5.1 from ``X = [a, -a, P, Q] (B, m, 2 + 2n)``.  Returns the
     per-anchor loss, the coefficient update ``dc (B, m, 1 + n)`` and, with ``want``, the pieces
-    :func:`update_terms` reports."""
-    R = losses.relu(X)
-    slopes = torch.sign(R)  # sigma' = 1[z > 0], as floats
+    :func:`update_terms` reports.  The returned tensors may be ``ws``'s buffers: use them before
+    the next step."""
+    B, m = X.shape[0], X.shape[1]
+    R = torch.clamp_min(X, 0.0, out=ws("R", X.shape))  # sigma (losses.relu)
+    slopes = torch.sign(R, out=ws("slopes", X.shape))  # sigma' = 1[z > 0], as floats
     an, pn = R[..., 2:2 + n], R[..., 2 + n:]  # anchors' noise activations, positives' (xi_i + eps_i)
     q = R[..., :2].square().sum(1)  # (B, 2): sum_r sigma(+-a_r)^2; a class-s anchor and its positive share sigma(s a)
     # negatives have label -y_i: sigma(y_i a) sigma(-y_i a) = 0, so their signal similarity vanishes
-    ans = an * k.scale[:, None, None]
-    logit_pos = torch.bmm(k.Ys, q[..., None])[..., 0] + (ans * pn).sum(1)
-    loss_i, E, e0, Es, Z, w = k.softmax(torch.baddbmm(k.offset, ans.transpose(1, 2), an), logit_pos)
+    ans = torch.mul(an, k.scale3, out=ws("ans", (B, m, n)))
+    logit_pos = torch.mul(ans, pn, out=ws("prod", (B, m, n))).sum(1).add_(torch.bmm(k.Ys, q[..., None])[..., 0])
+    logits = torch.baddbmm(k.offset, ans.transpose(1, 2), an, out=ws("logits", k.offset.shape))
+    loss_i, E, e0, Es, Z, w = k.softmax(logits, logit_pos)
     U = k.class_sums(Es, w)
     a = X[..., 0]
-    dc = torch.cat([k.signal_update(a, slopes[..., :2], U)[..., None],
-                    k.noise_update(E, Es, w, pn, an, slopes[..., 2:2 + n])], -1)
+    noise = k.noise_update(E, Es, w, pn, an, slopes[..., 2:2 + n], out=ws("noise", (B, m, n)))
+    dc = torch.cat([k.signal_update(a, slopes[..., :2], U)[..., None], noise], -1, out=ws("dc", (B, m, 1 + n)))
     return loss_i, dc, ((E, e0, Z, U, a, a),) if want else None
 
 
-def _step_multi(k: _Contrast, X: torch.Tensor, n: int, want: bool = False):
+def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
     """One step of Eq. (10) / Lemma 5.3 for both networks at once: ``X (2B, m, 2 + n)`` stacks
     ``[a, -a, P]`` of the first network (rows ``:B``) over ``[a~, -a~, P~]`` of the second, and
     ``k`` was built with ``copies=2``.  The loss is symmetric: each network is the anchor of one
@@ -230,22 +253,32 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, want: bool = False):
     directions are the same computation with the roles swapped, i.e. against ``X`` with its two
     halves exchanged.  A pair's positive similarity is the same seen from either side."""
     B2, m = X.shape[0], X.shape[1]
-    R = losses.relu(X)
-    slopes = torch.sign(R)
-    Rp = R.view(2, B2 // 2, m, -1).flip(0).reshape(R.shape)  # the partner network's activations
+    R = torch.clamp_min(X, 0.0, out=ws("R", X.shape))
+    slopes = torch.sign(R, out=ws("slopes", X.shape))
+    # the partner network's activations: R with its two halves exchanged
+    Rp = torch.index_select(R.view(2, -1), 0, k.swap, out=ws("partner", (2, R.numel() // 2))).view(R.shape)
     own, partner = R[..., 2:], Rp[..., 2:]
     Q2 = torch.bmm(R[..., :2].transpose(1, 2), Rp[..., :2])  # Q2[s, s'] = sum_r sigma(s a_r) sigma(s' b_r)
     YQ = torch.bmm(k.Ys, Q2)  # rows Q2[c_i, :] / (m tau): anchor i's positive (c_i, c_i) and negative signal logits
     sig_pos = (YQ * k.Y).sum(-1)
-    ows = own * k.scale[:, None, None]
-    logit_pos = (ows * partner).sum(1) + sig_pos  # Sim(x_i, x~_i)/tau, the same from both sides
-    # negatives have label -y_i: their signal similarity is the off-diagonal entry of Q2
-    loss_i, E, e0, Es, Z, w = k.softmax(
-        torch.baddbmm(k.offset, ows.transpose(1, 2), partner).add_((YQ.sum(-1) - sig_pos)[..., None]), logit_pos)
+    # negatives have label -y_i: their signal logit is the off-diagonal entry of Q2, the same for
+    # all of anchor i's negatives.  InfoNCE is unchanged when all of an anchor's logits move by
+    # the same amount, so it is subtracted from the positive logit instead of added to n^2 entries.
+    sig_neg = YQ.sum(-1) - sig_pos
+    # The noise similarities of the second direction are those of the first, transposed:
+    # Sim(x~_i, x_j) = Sim(x_j, x~_i).  One product for both halves.
+    B = B2 // 2
+    ows = torch.mul(own[:B], k.scale3[:B], out=ws("ows", (B, m, n)))
+    S = torch.bmm(ows.transpose(1, 2), partner[:B], out=ws("S", (B, n, n)))  # S[i, j] = <h_i, g_j>/(m tau)
+    logits = ws("logits", k.offset.shape)
+    torch.add(k.offset[:B], S, out=logits[:B])
+    torch.add(k.offset[B:], S.transpose(1, 2), out=logits[B:])
+    logit_pos = S.diagonal(dim1=1, dim2=2).repeat(2, 1).add_(sig_pos).sub_(sig_neg)  # a pair's similarity, both sides
+    loss_i, E, e0, Es, Z, w = k.softmax(logits, logit_pos)
     U = k.class_sums(Es, w)
     b = X[..., 0].view(2, B2 // 2, m).flip(0).reshape(B2, m)  # the partner's <w~_r, mu~> (resp. <w_r, mu>)
-    dc = torch.cat([k.signal_update(b, slopes[..., :2], U)[..., None],
-                    k.noise_update(E, Es, w, partner, partner, slopes[..., 2:])], -1)
+    noise = k.noise_update(E, Es, w, partner, partner, slopes[..., 2:], out=ws("noise", (B2, m, n)))
+    dc = torch.cat([k.signal_update(b, slopes[..., :2], U)[..., None], noise], -1, out=ws("dc", (B2, m, 1 + n)))
     loss_i = loss_i.view(2, B2 // 2, n).sum(0)  # the two directions of Eq. (9)
     return loss_i, dc, ((E, e0, Z, U, X[..., 0], b),) if want else None
 
@@ -382,7 +415,7 @@ def update_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
     states = [(gamma, rho)] + ([(gamma_tilde, rho_tilde)] if mode == "multi" else [])
     X = torch.cat([_Grams(net).preacts(torch.cat([g[..., None], r], -1) / net.norms[:, None, :])
                    for net, (g, r) in zip(nets, states)])
-    loss_i, dc, parts = (_step_multi if mode == "multi" else _step_single)(k, X, bd.n, want=True)
+    loss_i, dc, parts = (_step_multi if mode == "multi" else _step_single)(k, X, bd.n, _Workspace(X), want=True)
     out = {"loss": loss_i.mean(-1)}
     B = bd.y.shape[0]
     for i, (suffix, net) in enumerate(zip(("", "_tilde"), nets)):
@@ -474,10 +507,13 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
 
     loss = torch.empty(B, T + 1, **z)
     nets = ("", "_tilde") if multi else ("",)
+    # gamma and rho of every network are views of one buffer, [gamma_r, rho_r1..rho_rn] per neuron
+    # and record, so that the closed-form engines record a step with one write
+    coef = torch.empty(len(nets), B, K, m, 1 + n, **z)
     out = {}
-    for sfx in nets:
-        out[f"gamma{sfx}"] = torch.empty(B, K, m, **z)
-        out[f"rho{sfx}"] = torch.empty(B, K, m, n, **z)
+    for i, sfx in enumerate(nets):
+        out[f"gamma{sfx}"] = coef[i, ..., 0]
+        out[f"rho{sfx}"] = coef[i, ..., 1:]
         if record_derivatives:
             out[f"lprime{sfx}"] = torch.empty(B, K, n, **z)
             out[f"lprime{sfx}_neg"] = torch.empty(B, K, n, bd.M, **z)
@@ -489,7 +525,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
         iterator = tqdm(iterator, desc=f"{mode}/{engine}", unit="step", leave=False)
     run = _autograd_loop if engine == "autograd" else _closed_form_loop
     with torch.no_grad():
-        Ws = run(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights)
+        Ws = run(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, coef, record_derivatives, keep_weights)
     traj = Trajectory(mode=mode, engine=engine, steps=torch.tensor(rec, device=device), loss=loss,
                       W=Ws[0], W_tilde=Ws[1], lr=lr, tau=tau, **out)
     if unbatched:
@@ -503,7 +539,8 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
 _CHECK_EVERY = 20  # steps between checks that the loss is finite (each check synchronises a GPU)
 
 
-def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
+def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, coef, record_derivatives,
+                      keep_weights):
     """The ``gd`` and ``recursion`` engines: the same step (:func:`_step_single`/:func:`_step_multi`)
     from preactivations that ``gd`` computes from ``W`` and the recursion from Gram matrices.
     Both track the scaled coefficients ``c`` (the sum of the updates' components; for ``gd`` this
@@ -515,7 +552,6 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
     k = _Contrast(bd, lr, tau, copies=len(nets))
     sfx = ("", "_tilde")
     c = torch.zeros(len(nets) * B, bd.m, 1 + n, dtype=bd.dtype, device=bd.device)
-    hist = torch.empty(out["rho"].shape[1], *c.shape, dtype=bd.dtype, device=bd.device)  # time-major writes
     if engine == "recursion":
         grams = [_Grams(net) for net in nets]
         K = torch.cat([g.K for g in grams])
@@ -523,14 +559,16 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
     else:
         Ws = [net.W0.clone() for net in nets]
     step = _step_multi if multi else _step_single
+    ws = _Workspace(c)
+    norms = torch.stack([net.norms for net in nets])[:, :, None, :]  # (networks, B, 1, 1 + n)
     for t in iterator:
         kk = rec_idx.get(t)
         if engine == "gd":
             X = torch.cat([net.products(W) for net, W in zip(nets, Ws)])  # O(m n d)
-        loss_i, dc, parts = step(k, X, n, want=record_derivatives and kk is not None)
+        loss_i, dc, parts = step(k, X, n, ws, want=record_derivatives and kk is not None)
         torch.mean(loss_i, -1, out=loss[:, t])
         if kk is not None:
-            hist[kk] = c
+            torch.mul(c.view(coef[:, :, kk].shape), norms, out=coef[:, :, kk])  # [gamma, rho] = c [||mu||^2, ||xi_i||^2]
             for i in range(len(nets)):
                 half = slice(i * B, (i + 1) * B)
                 if keep_weights:
@@ -548,16 +586,12 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
             Ws = [net.step(W, dc[i * B:(i + 1) * B]) for i, (net, W) in enumerate(zip(nets, Ws))]
         else:
             X.baddbmm_(dc, K)
-    for i, net in enumerate(nets):
-        h = hist[:, i * B:(i + 1) * B]
-        out[f"gamma{sfx[i]}"].copy_((h[..., 0] * net.norms[:, None, 0]).transpose(0, 1))
-        out[f"rho{sfx[i]}"].copy_((h[..., 1:] * net.norms[:, None, 1:]).transpose(0, 1))
     if engine == "gd":
         return Ws[0], (Ws[1] if multi else None)
     return None, None
 
 
-def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
+def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, coef, record_derivatives, keep_weights):
     """The ``autograd`` engine: ``torch.autograd.grad`` of Eqs. (6)/(9) (:mod:`mmcl.losses`),
     ``gamma``/``rho`` by least squares on ``W(t) - W(0)`` at the recorded steps."""
     multi = mode == "multi"

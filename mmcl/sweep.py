@@ -646,11 +646,12 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
         groups.setdefault((dims[b],) + tuple(id(getattr(oods[b], f.name)) for f in dataclasses.fields(OODData)),
                           []).append(b)
     tsel = torch.tensor(scored, device=traj.gamma.device)
+    gamma_s, rho_s = traj.gamma.index_select(1, tsel), traj.rho.index_select(1, tsel)  # the scored steps only
     for idx in groups.values():
         sub = data if len(idx) == B and len(set(dims)) == 1 else SyntheticData.stack([draws[b] for b in idx])
         sel = torch.tensor(idx, device=traj.gamma.device)
-        part = dataclasses.replace(traj, steps=traj.steps[tsel], gamma=traj.gamma[sel][:, tsel],
-                                   rho=traj.rho[sel][:, tsel], gamma_tilde=None, rho_tilde=None)
+        part = dataclasses.replace(traj, steps=traj.steps[tsel], gamma=gamma_s[sel], rho=rho_s[sel],
+                                   gamma_tilde=None, rho_tilde=None)
         shared = OODData(**{f.name: getattr(oods[idx[0]], f.name)[None] for f in dataclasses.fields(OODData)})
         for p, ev in evaluate_all(part, sub, opts.protocols, ood=shared).items():
             accs[p][idx] = ev.accuracy[:, -1].double().cpu()

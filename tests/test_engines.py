@@ -2,7 +2,7 @@
 recursions of Lemmas 5.1/5.3 = the decomposition (Eq. 11) of gradient descent's weights."""
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import mmcl
 from mmcl.dynamics import update_terms
@@ -29,14 +29,18 @@ def small_configs(draw):
 def test_eq7_closed_form_equals_autograd(mode, cfg, seed):
     data = f64(cfg, seed)
     gd = mmcl.simulate(cfg, data, mode, "gd")
+    # Skipped (hypothesis fails the test if it has to skip too many): draws whose few neurons are
+    # (nearly) inactive on every noise patch, so that the weights do not move and the comparison
+    # would be between two copies of W(0); and draws whose step is too large, so that the loss
+    # explodes (e.g. 56 -> 1e34 in 50 steps) and any rounding difference is amplified with it.
+    assume(float((gd.W - data.W0).abs().max()) > 1e-4 * float(data.W0.abs().max()))
+    assume(float(gd.loss.max()) <= 2 * float(gd.loss[0]))
     ag = mmcl.simulate(cfg, data, mode, "autograd")
     rel = (gd.W - ag.W).abs().max() / gd.W.abs().max()
     assert rel <= 1e-10
     assert (gd.loss - ag.loss).abs().max() <= 1e-10 * (1 + gd.loss.abs().max())
     if mode == "multi":
         assert (gd.W_tilde - ag.W_tilde).abs().max() / gd.W_tilde.abs().max() <= 1e-10
-    # the weights really moved, so the comparison is not between two copies of W(0)
-    assert (gd.W - data.W0).abs().max() > 1e-4 * data.W0.abs().max()
 
 
 def _presync_neurons(data):
