@@ -153,6 +153,7 @@ class _Contrast:
         self.scale = (1.0 / (m * tau)).repeat(copies)  # (B,): Sim (Eq. 4, with its 1/m) divided by tau is the logit
         self.Ys = self.Y * self.scale[:, None, None]
         self.scale3 = self.scale[:, None, None]
+        self.Ys_signed = self.Ys * torch.tensor([1.0, -1.0], dtype=data.dtype, device=data.device)  # class s times s
         self.step = (lr / (n * m * tau)).repeat(copies)  # (B,): eta / (n m tau) of Eqs. (7), (10)
         self.swap = torch.tensor([1, 0], device=data.device)  # exchanges the halves of a stacked batch
 
@@ -258,25 +259,17 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: boo
     # the partner network's activations: R with its two halves exchanged
     Rp = torch.index_select(R.view(2, -1), 0, k.swap, out=ws("partner", (2, R.numel() // 2))).view(R.shape)
     own, partner = R[..., 2:], Rp[..., 2:]
-    Q2 = torch.bmm(R[..., :2].transpose(1, 2), Rp[..., :2])  # Q2[s, s'] = sum_r sigma(s a_r) sigma(s' b_r)
-    YQ = torch.bmm(k.Ys, Q2)  # rows Q2[c_i, :] / (m tau): anchor i's positive (c_i, c_i) and negative signal logits
-    sig_pos = (YQ * k.Y).sum(-1)
-    # negatives have label -y_i: their signal logit is the off-diagonal entry of Q2, the same for
-    # all of anchor i's negatives.  InfoNCE is unchanged when all of an anchor's logits move by
-    # the same amount, so it is subtracted from the positive logit instead of added to n^2 entries.
-    sig_neg = YQ.sum(-1) - sig_pos
-    # The noise similarities of the second direction are those of the first, transposed:
-    # Sim(x~_i, x_j) = Sim(x_j, x~_i).  One product for both halves.
-    B = B2 // 2
-    ows = torch.mul(own[:B], k.scale3[:B], out=ws("ows", (B, m, n)))
-    S = torch.bmm(ows.transpose(1, 2), partner[:B], out=ws("S", (B, n, n)))  # S[i, j] = <h_i, g_j>/(m tau)
-    logits = ws("logits", k.offset.shape)
-    torch.add(k.offset[:B], S, out=logits[:B])
-    torch.add(k.offset[B:], S.transpose(1, 2), out=logits[B:])
-    logit_pos = S.diagonal(dim1=1, dim2=2).repeat(2, 1).add_(sig_pos).sub_(sig_neg)  # a pair's similarity, both sides
+    b = X[..., 0].view(2, B2 // 2, m).flip(0).reshape(B2, m)  # the partner's <w~_r, mu~> (resp. <w_r, mu>)
+    # Signal similarities: a class-s anchor meets its positive (class s) and its negatives (all of
+    # class -s).  InfoNCE is unchanged when all of an anchor's logits move by the same amount, so
+    # the negatives' signal logit is subtracted from the positive one instead of being added to
+    # n^2 entries; what is left is sum_r sigma(s a_r) (sigma(s b_r) - sigma(-s b_r)) = s sum_r sigma(s a_r) b_r.
+    D = torch.bmm(R[..., :2].transpose(1, 2), b[..., None])  # (2B, 2, 1): sum_r sigma(+-a_r) b_r
+    ows = torch.mul(own, k.scale3, out=ws("ows", (B2, m, n)))
+    logit_pos = torch.mul(ows, partner, out=ws("prod", (B2, m, n))).sum(1).add_(torch.bmm(k.Ys_signed, D)[..., 0])
+    logits = torch.baddbmm(k.offset, ows.transpose(1, 2), partner, out=ws("logits", k.offset.shape))
     loss_i, E, e0, Es, Z, w = k.softmax(logits, logit_pos)
     U = k.class_sums(Es, w)
-    b = X[..., 0].view(2, B2 // 2, m).flip(0).reshape(B2, m)  # the partner's <w~_r, mu~> (resp. <w_r, mu>)
     noise = k.noise_update(E, Es, w, partner, partner, slopes[..., 2:], out=ws("noise", (B2, m, n)))
     dc = torch.cat([k.signal_update(b, slopes[..., :2], U)[..., None], noise], -1, out=ws("dc", (B2, m, 1 + n)))
     loss_i = loss_i.view(2, B2 // 2, n).sum(0)  # the two directions of Eq. (9)
@@ -507,13 +500,10 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
 
     loss = torch.empty(B, T + 1, **z)
     nets = ("", "_tilde") if multi else ("",)
-    # gamma and rho of every network are views of one buffer, [gamma_r, rho_r1..rho_rn] per neuron
-    # and record, so that the closed-form engines record a step with one write
-    coef = torch.empty(len(nets), B, K, m, 1 + n, **z)
     out = {}
-    for i, sfx in enumerate(nets):
-        out[f"gamma{sfx}"] = coef[i, ..., 0]
-        out[f"rho{sfx}"] = coef[i, ..., 1:]
+    for sfx in nets:
+        out[f"gamma{sfx}"] = torch.empty(B, K, m, **z)
+        out[f"rho{sfx}"] = torch.empty(B, K, m, n, **z)
         if record_derivatives:
             out[f"lprime{sfx}"] = torch.empty(B, K, n, **z)
             out[f"lprime{sfx}_neg"] = torch.empty(B, K, n, bd.M, **z)
@@ -525,7 +515,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
         iterator = tqdm(iterator, desc=f"{mode}/{engine}", unit="step", leave=False)
     run = _autograd_loop if engine == "autograd" else _closed_form_loop
     with torch.no_grad():
-        Ws = run(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, coef, record_derivatives, keep_weights)
+        Ws = run(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights)
     traj = Trajectory(mode=mode, engine=engine, steps=torch.tensor(rec, device=device), loss=loss,
                       W=Ws[0], W_tilde=Ws[1], lr=lr, tau=tau, **out)
     if unbatched:
@@ -539,8 +529,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
 _CHECK_EVERY = 20  # steps between checks that the loss is finite (each check synchronises a GPU)
 
 
-def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, coef, record_derivatives,
-                      keep_weights):
+def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
     """The ``gd`` and ``recursion`` engines: the same step (:func:`_step_single`/:func:`_step_multi`)
     from preactivations that ``gd`` computes from ``W`` and the recursion from Gram matrices.
     Both track the scaled coefficients ``c`` (the sum of the updates' components; for ``gd`` this
@@ -560,7 +549,6 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, c
         Ws = [net.W0.clone() for net in nets]
     step = _step_multi if multi else _step_single
     ws = _Workspace(c)
-    norms = torch.stack([net.norms for net in nets])[:, :, None, :]  # (networks, B, 1, 1 + n)
     for t in iterator:
         kk = rec_idx.get(t)
         if engine == "gd":
@@ -568,9 +556,10 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, c
         loss_i, dc, parts = step(k, X, n, ws, want=record_derivatives and kk is not None)
         torch.mean(loss_i, -1, out=loss[:, t])
         if kk is not None:
-            torch.mul(c.view(coef[:, :, kk].shape), norms, out=coef[:, :, kk])  # [gamma, rho] = c [||mu||^2, ||xi_i||^2]
-            for i in range(len(nets)):
+            for i, net in enumerate(nets):
                 half = slice(i * B, (i + 1) * B)
+                torch.mul(c[half, :, 0], net.norms[:, :1], out=out[f"gamma{sfx[i]}"][:, kk])
+                torch.mul(c[half, :, 1:], net.norms[:, None, 1:], out=out[f"rho{sfx[i]}"][:, kk])
                 if keep_weights:
                     out[f"weights{sfx[i]}"][:, kk] = Ws[i]
                 if parts is not None:
@@ -591,7 +580,7 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, c
     return None, None
 
 
-def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, coef, record_derivatives, keep_weights):
+def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
     """The ``autograd`` engine: ``torch.autograd.grad`` of Eqs. (6)/(9) (:mod:`mmcl.losses`),
     ``gamma``/``rho`` by least squares on ``W(t) - W(0)`` at the recorded steps."""
     multi = mode == "multi"

@@ -737,7 +737,11 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
     for gkey, ks in sorted(groups.items(), key=lambda kv: (repr(kv[0][1:]), kv[0][0])):
         ks.sort(key=lambda k: (k[2], k[0].d, k[0].d_tilde))
         widest = max((k[0] for k in ks), key=lambda c: c.d + c.d_tilde)
-        bs = opts.batch_size or max(1, min(256, int(opts.memory_mb * 2 ** 20 // _bytes_per_run(widest, gkey[0], opts))))
+        bs = opts.batch_size
+        if bs is None:  # as many as fit memory_mb, in batches of equal size (a last batch of a few runs
+            # costs nearly as much as a full one: a step's time is mostly per batch at small sizes)
+            bs = max(1, min(256, int(opts.memory_mb * 2 ** 20 // _bytes_per_run(widest, gkey[0], opts))))
+            bs = -(-len(ks) // -(-len(ks) // bs))
         for i in range(0, len(ks), bs):
             chunk = ks[i:i + bs]
             specs.append((chunk, _BatchSpec(mode=gkey[0], cfgs=[k[0] for k in chunk], views=[k[1] for k in chunk],
