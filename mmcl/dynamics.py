@@ -437,14 +437,31 @@ def preactivations(data: SyntheticData, gamma, rho, vectors: torch.Tensor, tilde
     """
     mu, xi, W0 = _modality(data, tilde)
     v = vectors
-    m, n, d, k = W0.shape[-2], xi.shape[-2], xi.shape[-1], v.shape[-2]
-    states = gamma.numel() // max(1, W0[..., 0].numel())  # leading states per draw (e.g. time steps)
-    if states * (m * n * d + m * d * k) < (m + n) * d * k + states * m * n * k:
-        return _weights(data, gamma, rho, tilde) @ v.transpose(-1, -2)
+    if _weights_cheaper(data, gamma, v.shape[-2], tilde):
+        return _times(_weights(data, gamma, rho, tilde), v)
     base = W0 @ v.transpose(-1, -2)  # (B.., m, k)
     mv = (v @ mu[..., None])[..., 0] / (mu * mu).sum(-1, keepdim=True)  # (B.., k)
     xv = (xi @ v.transpose(-1, -2)) / (xi * xi).sum(-1)[..., None]  # (B.., n, k)
     return base + gamma[..., None] * mv[..., None, :] + rho @ xv
+
+
+def _weights_cheaper(data: SyntheticData, gamma, k: int, tilde: bool = False) -> bool:
+    """Whether :func:`preactivations` of ``k`` vectors at the states ``gamma`` costs fewer operations
+    by forming ``W(t)`` (``O(states m n d + states m d k)``) than through the data's inner products
+    with the vectors (``O((m + n) d k + states m n k)``)."""
+    _, xi, W0 = _modality(data, tilde)
+    m, n, d = W0.shape[-2], xi.shape[-2], xi.shape[-1]
+    states = gamma.numel() // max(1, W0[..., 0].numel())  # leading states per draw (e.g. time steps)
+    return states * (m * n * d + m * d * k) < (m + n) * d * k + states * m * n * k
+
+
+def _times(W: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """``W @ v^T`` for ``W (..., m, d)`` and ``v (..., k, d)``.  Vectors shared by the whole batch
+    (leading dimensions of size 1, e.g. one OOD set scored against many runs) take one 2-D product
+    with all the runs' rows: a broadcast batched product would copy ``v`` once per run."""
+    if 2 < v.dim() <= W.dim() and all(s == 1 for s in v.shape[:-2]):
+        v = v.reshape(v.shape[-2:])
+    return W @ v.transpose(-1, -2)
 
 
 def _modality(data: SyntheticData, tilde: bool):

@@ -19,7 +19,7 @@ from typing import Dict, Optional
 import torch
 
 from .data import OODData, SyntheticData
-from .dynamics import Trajectory, preactivations
+from .dynamics import Trajectory, _times, _weights, _weights_cheaper, preactivations
 from .losses import relu
 
 __all__ = ["PROTOCOLS", "LogisticHead", "fit_logistic", "Evaluation", "evaluate", "evaluate_all", "embeddings"]
@@ -102,7 +102,27 @@ def embeddings(data: SyntheticData, gamma: torch.Tensor, rho: torch.Tensor, sign
     ``rho (..., B.., m, n)`` -> ``(..., B.., N, m)``."""
     a = preactivations(data, gamma, rho, signal[..., None, :])[..., 0]  # (..., m)
     z = preactivations(data, gamma, rho, noise)  # (..., m, N)
-    return (relu(y[..., :, None] * a[..., None, :]) + relu(z.transpose(-1, -2)))
+    return _features(a, y, z)
+
+
+def _features(a, y, z):
+    """``h = sigma(y a) + sigma(z)`` from the signal preactivations ``a (..., m)``, the labels
+    ``y (..., N)`` and the noise preactivations ``z (..., m, N)``."""
+    return relu(y[..., :, None] * a[..., None, :]) + relu(z.transpose(-1, -2))
+
+
+def _embedder(data: SyntheticData, gamma, rho, k_min: int):
+    """:func:`embeddings` at fixed coefficients as a function of ``(signal, y, noise)``, for
+    noise sets of at least ``k_min`` rows: where forming ``W(t)`` is the cheaper order, it is
+    formed once for all the sets instead of once per call."""
+    if not _weights_cheaper(data, gamma, k_min):
+        return lambda signal, y, noise: embeddings(data, gamma, rho, signal, y, noise)
+    W = _weights(data, gamma, rho)
+
+    def embed(signal, y, noise):
+        a = preactivations(data, gamma, rho, signal[..., None, :])[..., 0]  # one vector: the cheap order
+        return _features(a, y, _times(W, noise))
+    return embed
 
 
 @dataclass
@@ -144,14 +164,16 @@ def evaluate_all(traj: Trajectory, data: SyntheticData, protocols=PROTOCOLS, *, 
     if batched:
         gamma, rho = gamma.transpose(0, 1), rho.transpose(0, 1)
     f64 = torch.float64  # embeddings in the run's precision, the head in float64
-    h_eval = embeddings(data, gamma, rho, ood.nu, ood.y_eval, ood.zeta_eval).to(f64)
+    sets = [ood.zeta_eval] + [ood.zeta_fit if p == "adapt" else data.xi for p in protocols]
+    embed = _embedder(data, gamma, rho, min(v.shape[-2] for v in sets))
+    h_eval = embed(ood.nu, ood.y_eval, ood.zeta_eval).to(f64)
     y_eval = ood.y_eval.to(f64).expand(h_eval.shape[:-1])
     out = {}
     for protocol in protocols:
         if protocol == "adapt":
-            X_fit, y_fit = embeddings(data, gamma, rho, ood.nu, ood.y_fit, ood.zeta_fit), ood.y_fit
+            X_fit, y_fit = embed(ood.nu, ood.y_fit, ood.zeta_fit), ood.y_fit
         else:
-            X_fit, y_fit = embeddings(data, gamma, rho, data.mu, data.y, data.xi), data.y
+            X_fit, y_fit = embed(data.mu, data.y, data.xi), data.y
         X_fit = X_fit.to(f64)
         y_fit = y_fit.to(f64).expand(X_fit.shape[:-1])
         head = fit_logistic(X_fit, y_fit, l2=l2)
