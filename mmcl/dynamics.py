@@ -300,10 +300,15 @@ class _Network:
         eps = None if self.eps is None else A @ self.eps.transpose(1, 2)
         return _columns(torch.einsum("brd,bd->br", A, self.mu), A @ self.xi.transpose(1, 2), eps)
 
-    def step(self, W, dc):
-        """``gd``: Eqs. (7)/(10) -- the update is a combination of ``mu`` and the ``xi_i`` with the
-        scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``."""
-        return torch.baddbmm(W + dc[..., :1] * self.mu[:, None, :], dc[..., 1:], self.xi)
+    def gd_operands(self):
+        """For ``gd``: the patches whose products with ``w_r`` are the columns of ``X``, stacked
+        ``(B, 2 + k n, d)`` (``[mu, -mu, xi_1..n (, xi_1..n + eps_1..n)]``), and the basis
+        ``[mu, xi_1..n] (B, 1 + n, d)`` of the update, so that a step is two products, the second
+        in place: ``X = W P^T`` and ``W += dc basis`` (Eqs. 7/10: the update is a combination of
+        ``mu`` and the ``xi_i`` with the scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``)."""
+        mu = self.mu[:, None, :]
+        rows = [mu, -mu, self.xi] + ([self.xi + self.eps] if self.eps is not None else [])
+        return torch.cat(rows, 1), torch.cat([mu, self.xi], 1)
 
 
 class _Grams:
@@ -563,13 +568,16 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
         K = torch.cat([g.K for g in grams])
         X = torch.cat([g.X0 for g in grams])  # X(t) = X(0) + c(t) K, updated in place by dc K
     else:
-        Ws = [net.W0.clone() for net in nets]
+        Ws = [net.W0.clone() for net in nets]  # updated in place
+        patches, bases = zip(*(net.gd_operands() for net in nets))
+        X = torch.empty(len(nets) * B, bd.m, patches[0].shape[1], dtype=bd.dtype, device=bd.device)
     step = _step_multi if multi else _step_single
     ws = _Workspace(c)
     for t in iterator:
         kk = rec_idx.get(t)
         if engine == "gd":
-            X = torch.cat([net.products(W) for net, W in zip(nets, Ws)])  # O(m n d)
+            for i, (W, P) in enumerate(zip(Ws, patches)):
+                torch.bmm(W, P.transpose(1, 2), out=X[i * B:(i + 1) * B])  # O(m n d)
         loss_i, dc, parts = step(k, X, n, ws, want=record_derivatives and kk is not None)
         torch.mean(loss_i, -1, out=loss[:, t])
         if kk is not None:
@@ -589,7 +597,8 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
             break
         c += dc
         if engine == "gd":
-            Ws = [net.step(W, dc[i * B:(i + 1) * B]) for i, (net, W) in enumerate(zip(nets, Ws))]
+            for i, (W, basis) in enumerate(zip(Ws, bases)):
+                W.baddbmm_(dc[i * B:(i + 1) * B], basis)
         else:
             X.baddbmm_(dc, K)
     if engine == "gd":
