@@ -56,6 +56,21 @@ def test_preactivations_both_orders_match_weights(small_cfg, k):
                           tr.weights_tilde @ v[:, :small_cfg.d_tilde].T, atol=1e-10)
 
 
+def test_preactivations_of_vectors_shared_by_a_batch(small_cfg):
+    """Vectors shared by every draw of a batch (a leading dimension of 1, as an OOD set scored
+    against many runs) give what the same vectors repeated per draw give, and what each draw's
+    own weights give, in both orders of the products."""
+    data = mmcl.SyntheticData.stack([f64(small_cfg, s) for s in range(3)])
+    tr = mmcl.simulate(small_cfg, data, "single", "gd")
+    for k in (1, 400):
+        v = torch.randn(1, k, small_cfg.d, dtype=torch.float64, generator=torch.Generator().manual_seed(k))
+        shared = mmcl.preactivations(data, tr.gamma[:, -1], tr.rho[:, -1], v)
+        repeated = mmcl.preactivations(data, tr.gamma[:, -1], tr.rho[:, -1], v.expand(3, k, small_cfg.d).contiguous())
+        assert shared.shape == (3, small_cfg.m, k)
+        assert torch.allclose(shared, repeated, atol=1e-10, rtol=0)
+        assert torch.allclose(shared, tr.W @ v[0].T, atol=1e-10, rtol=0)
+
+
 def test_logistic_head_matches_scipy():
     g = torch.Generator().manual_seed(1)
     X = torch.randn(3, 60, 4, generator=g, dtype=torch.float64) * torch.tensor([1.0, 3.0, 0.5, 2.0])

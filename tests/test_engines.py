@@ -146,3 +146,38 @@ def test_update_terms_split_adds_up_to_the_recursion_step(small_cfg, mode):
             assert torch.allclose(terms.dgamma_pos_tilde - terms.dgamma_neg_tilde,
                                   tr.gamma_tilde[t + 1] - tr.gamma_tilde[t], rtol=0, atol=1e-12)
             assert torch.allclose(terms.drho_tilde, tr.rho_tilde[t + 1] - tr.rho_tilde[t], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_loss_masks_non_negatives_even_at_huge_logits(small_cfg, mode):
+    """The closed-form step's softmax runs over each anchor's positive and hard negatives only,
+    however large the logits: at coefficients of order 1e17 (logits of order 1e34, as in a
+    diverging run) its loss equals the independent log-sum-exp of Eqs. (6)/(9) over the gathered
+    negatives.  A finite mask such as -1e30 no longer masks there: a same-class pair's logit then
+    sets the softmax's shift, and the loss is off by many orders of magnitude."""
+    data = f64(small_cfg, 1)
+    gen = torch.Generator().manual_seed(0)
+    m, n = small_cfg.m, small_cfg.n
+    state = [torch.zeros(m, dtype=torch.float64),
+             1e17 * torch.randn(m, n, generator=gen, dtype=torch.float64)]
+    if mode == "multi":
+        state += [torch.zeros(m, dtype=torch.float64), 1e17 * torch.randn(m, n, generator=gen, dtype=torch.float64)]
+    terms = update_terms(data, small_cfg, mode, *state)
+    W = mmcl.dynamics._weights(data, state[0], state[1])
+    if mode == "single":
+        expected = mmcl.losses.single_modal_loss(W[None], data, small_cfg.tau)[0]
+    else:
+        Wt = mmcl.dynamics._weights(data, state[2], state[3], tilde=True)
+        expected = mmcl.losses.multi_modal_loss(W[None], Wt[None], data, small_cfg.tau)[0]
+    assert expected > 1e30  # the regime the test is about
+    assert abs(float(terms.loss - expected)) <= 1e-9 * float(expected)
+
+
+def test_gd_leaves_the_initial_weights_alone(small_cfg):
+    """gd updates its weights in place: on a copy, never on the caller's W(0)."""
+    data = f64(small_cfg.replace(n_epochs=5))
+    W0, Wt0 = data.W0.clone(), data.W0_tilde.clone()
+    for mode in ("single", "multi"):
+        tr = mmcl.simulate(small_cfg.replace(n_epochs=5), data, mode, "gd")
+        assert not torch.equal(tr.W, W0)
+    assert torch.equal(data.W0, W0) and torch.equal(data.W0_tilde, Wt0)
