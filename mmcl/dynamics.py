@@ -215,13 +215,22 @@ class _Workspace:
     dtype and device of ``like``."""
 
     def __init__(self, like: torch.Tensor):
-        self._like, self._buffers = like, {}
+        self._like, self._buffers, self._views = like, {}, {}
 
     def __call__(self, name: str, shape) -> torch.Tensor:
         buf = self._buffers.get((name, shape))
         if buf is None:
             buf = self._buffers[(name, shape)] = self._like.new_empty(shape)
         return buf
+
+    def views(self, X: torch.Tensor, make):
+        """``make()`` -- the slices of this workspace's buffers and of ``X`` that a step reads -- made
+        at the first step and returned again while the step is given the same ``X`` (both engines
+        keep one ``X`` for the whole run).  Alone, a step is bound by the cost of PyTorch calls, and
+        a slice costs as much as a small product."""
+        if self._views.get("X") is not X:
+            self._views = {"X": X, "views": make()}
+        return self._views["views"]
 
 
 def _step_single(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
@@ -230,19 +239,25 @@ def _step_single(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bo
     :func:`update_terms` reports.  The returned tensors may be ``ws``'s buffers: use them before
     the next step."""
     B, m = X.shape[0], X.shape[1]
-    R = torch.clamp_min(X, 0.0, out=ws("R", X.shape))  # sigma (losses.relu)
-    slopes = torch.sign(R, out=ws("slopes", X.shape))  # sigma' = 1[z > 0], as floats
-    an, pn = R[..., 2:2 + n], R[..., 2 + n:]  # anchors' noise activations, positives' (xi_i + eps_i)
-    q = R[..., :2].square().sum(1)  # (B, 2): sum_r sigma(+-a_r)^2; a class-s anchor and its positive share sigma(s a)
+
+    def views():
+        R, slopes, ans = ws("R", X.shape), ws("slopes", X.shape), ws("ans", (B, m, n))
+        # sigma of [a, -a], of the anchors' noise, of the positives' (xi_i + eps_i); sigma' of the first two
+        return (R, slopes, R[..., :2], R[..., 2:2 + n], R[..., 2 + n:], slopes[..., :2], slopes[..., 2:2 + n],
+                X[..., 0], ans, ans.transpose(1, 2))
+
+    R, slopes, sig, an, pn, sig_slopes, active, a, ans, ansT = ws.views(X, views)
+    torch.clamp_min(X, 0.0, out=R)  # sigma (losses.relu)
+    torch.sign(R, out=slopes)  # sigma' = 1[z > 0], as floats
+    q = sig.square().sum(1)  # (B, 2): sum_r sigma(+-a_r)^2; a class-s anchor and its positive share sigma(s a)
     # negatives have label -y_i: sigma(y_i a) sigma(-y_i a) = 0, so their signal similarity vanishes
-    ans = torch.mul(an, k.scale3, out=ws("ans", (B, m, n)))
+    torch.mul(an, k.scale3, out=ans)
     logit_pos = torch.mul(ans, pn, out=ws("prod", (B, m, n))).sum(1).add_(torch.bmm(k.Ys, q[..., None])[..., 0])
-    logits = torch.baddbmm(k.offset, ans.transpose(1, 2), an, out=ws("logits", k.offset.shape))
+    logits = torch.baddbmm(k.offset, ansT, an, out=ws("logits", k.offset.shape))
     loss_i, E, e0, Es, Z, w = k.softmax(logits, logit_pos)
     U = k.class_sums(Es, w)
-    a = X[..., 0]
-    noise = k.noise_update(E, Es, w, pn, an, slopes[..., 2:2 + n], out=ws("noise", (B, m, n)))
-    dc = torch.cat([k.signal_update(a, slopes[..., :2], U)[..., None], noise], -1, out=ws("dc", (B, m, 1 + n)))
+    noise = k.noise_update(E, Es, w, pn, an, active, out=ws("noise", (B, m, n)))
+    dc = torch.cat([k.signal_update(a, sig_slopes, U)[..., None], noise], -1, out=ws("dc", (B, m, 1 + n)))
     return loss_i, dc, ((E, e0, Z, U, a, a),) if want else None
 
 
@@ -254,26 +269,32 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: boo
     directions are the same computation with the roles swapped, i.e. against ``X`` with its two
     halves exchanged.  A pair's positive similarity is the same seen from either side."""
     B2, m = X.shape[0], X.shape[1]
-    R = torch.clamp_min(X, 0.0, out=ws("R", X.shape))
-    slopes = torch.sign(R, out=ws("slopes", X.shape))
-    # the partner network's activations: R with its two halves exchanged
-    Rp = torch.index_select(R.view(2, -1), 0, k.swap, out=ws("partner", (2, R.numel() // 2))).view(R.shape)
-    own, partner = R[..., 2:], Rp[..., 2:]
-    b = X[..., 0].view(2, B2 // 2, m).flip(0).reshape(B2, m)  # the partner's <w~_r, mu~> (resp. <w_r, mu>)
+
+    def views():
+        R, slopes, Rp, ows = ws("R", X.shape), ws("slopes", X.shape), ws("partner", X.shape), ws("ows", (B2, m, n))
+        # Rp: the partner network's activations, R with its two halves exchanged
+        return (R, slopes, R.view(2, -1), Rp, Rp.view(2, -1), R[..., :2], R[..., 2:], Rp[..., 2:],
+                slopes[..., :2], slopes[..., 2:], X[..., 0], X[..., 0].view(2, B2 // 2, m), ows, ows.transpose(1, 2))
+
+    R, slopes, R2, Rp, Rp2, sig, own, partner, sig_slopes, active, a, a2, ows, owsT = ws.views(X, views)
+    torch.clamp_min(X, 0.0, out=R)
+    torch.sign(R, out=slopes)
+    torch.index_select(R2, 0, k.swap, out=Rp2)
+    b = torch.index_select(a2, 0, k.swap).view(B2, m)  # the partner's <w~_r, mu~> (resp. <w_r, mu>)
     # Signal similarities: a class-s anchor meets its positive (class s) and its negatives (all of
     # class -s).  InfoNCE is unchanged when all of an anchor's logits move by the same amount, so
     # the negatives' signal logit is subtracted from the positive one instead of being added to
     # n^2 entries; what is left is sum_r sigma(s a_r) (sigma(s b_r) - sigma(-s b_r)) = s sum_r sigma(s a_r) b_r.
-    D = torch.bmm(R[..., :2].transpose(1, 2), b[..., None])  # (2B, 2, 1): sum_r sigma(+-a_r) b_r
-    ows = torch.mul(own, k.scale3, out=ws("ows", (B2, m, n)))
+    D = torch.bmm(sig.transpose(1, 2), b[..., None])  # (2B, 2, 1): sum_r sigma(+-a_r) b_r
+    torch.mul(own, k.scale3, out=ows)
     logit_pos = torch.mul(ows, partner, out=ws("prod", (B2, m, n))).sum(1).add_(torch.bmm(k.Ys_signed, D)[..., 0])
-    logits = torch.baddbmm(k.offset, ows.transpose(1, 2), partner, out=ws("logits", k.offset.shape))
+    logits = torch.baddbmm(k.offset, owsT, partner, out=ws("logits", k.offset.shape))
     loss_i, E, e0, Es, Z, w = k.softmax(logits, logit_pos)
     U = k.class_sums(Es, w)
-    noise = k.noise_update(E, Es, w, partner, partner, slopes[..., 2:], out=ws("noise", (B2, m, n)))
-    dc = torch.cat([k.signal_update(b, slopes[..., :2], U)[..., None], noise], -1, out=ws("dc", (B2, m, 1 + n)))
+    noise = k.noise_update(E, Es, w, partner, partner, active, out=ws("noise", (B2, m, n)))
+    dc = torch.cat([k.signal_update(b, sig_slopes, U)[..., None], noise], -1, out=ws("dc", (B2, m, 1 + n)))
     loss_i = loss_i.view(2, B2 // 2, n).sum(0)  # the two directions of Eq. (9)
-    return loss_i, dc, ((E, e0, Z, U, X[..., 0], b),) if want else None
+    return loss_i, dc, ((E, e0, Z, U, a, b),) if want else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -573,6 +594,9 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
         X = torch.empty(len(nets) * B, bd.m, patches[0].shape[1], dtype=bd.dtype, device=bd.device)
     step = _step_multi if multi else _step_single
     ws = _Workspace(c)
+    # per network: its rows of c, split into gamma's and rho's columns, their norms and the outputs
+    record = [(c[i * B:(i + 1) * B, :, 0], c[i * B:(i + 1) * B, :, 1:], net.norms[:, :1], net.norms[:, None, 1:],
+               out[f"gamma{sfx[i]}"], out[f"rho{sfx[i]}"]) for i, net in enumerate(nets)]
     for t in iterator:
         kk = rec_idx.get(t)
         if engine == "gd":
@@ -581,10 +605,11 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
         loss_i, dc, parts = step(k, X, n, ws, want=record_derivatives and kk is not None)
         torch.mean(loss_i, -1, out=loss[:, t])
         if kk is not None:
-            for i, net in enumerate(nets):
+            for c_g, c_r, norm_g, norm_r, out_g, out_r in record:
+                torch.mul(c_g, norm_g, out=out_g.select(1, kk))
+                torch.mul(c_r, norm_r, out=out_r.select(1, kk))
+            for i in range(len(nets)):
                 half = slice(i * B, (i + 1) * B)
-                torch.mul(c[half, :, 0], net.norms[:, :1], out=out[f"gamma{sfx[i]}"][:, kk])
-                torch.mul(c[half, :, 1:], net.norms[:, None, 1:], out=out[f"rho{sfx[i]}"][:, kk])
                 if keep_weights:
                     out[f"weights{sfx[i]}"][:, kk] = Ws[i]
                 if parts is not None:
