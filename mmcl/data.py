@@ -225,7 +225,28 @@ class SyntheticData:
         ood = None
         if all(o is not None for o in oods):
             ood = OODData(**{f.name: torch.stack([getattr(o, f.name) for o in oods]) for f in fields(OODData)})
-        return SyntheticData(**out, ood=ood)
+        # every draw passed the checks and the shapes agree, so the batch passes them too: they are
+        # not repeated (they sort every anchor's negatives; a sweep stacks thousands of draws)
+        return SyntheticData._unchecked(**out, ood=ood)
+
+    @classmethod
+    def _unchecked(cls, **values) -> "SyntheticData":
+        """A ``SyntheticData`` built without ``__post_init__``'s checks, for values that are known to
+        pass them: stacked checked draws, or a checked draw with its OOD set or its second modality
+        (all three tensors) dropped."""
+        obj = cls.__new__(cls)
+        for f in fields(cls):
+            setattr(obj, f.name, values.get(f.name))
+        return obj
+
+    def _drop(self, ood: bool = False, tilde: bool = False) -> "SyntheticData":
+        """This draw without its OOD set and/or its second modality (``mu~``, ``xi~``, ``W0~``)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        if ood:
+            values["ood"] = None
+        if tilde:
+            values.update(mu_tilde=None, xi_tilde=None, W0_tilde=None)
+        return SyntheticData._unchecked(**values)
 
     def __getitem__(self, b: int) -> "SyntheticData":
         """The ``b``-th draw of a batch."""

@@ -611,8 +611,7 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
     # the OOD sets are not stacked: runs that share one (same seed and scales) are scored against
     # it by broadcasting, below; a single-modal run never reads the second modality
     oods = [dr.ood for dr in draws]
-    unused = dict(mu_tilde=None, xi_tilde=None, W0_tilde=None) if spec.mode == "single" else {}
-    draws = [dataclasses.replace(dr, ood=None, **unused) for dr in draws]
+    draws = [dr._drop(ood=True, tilde=spec.mode == "single") for dr in draws]
     dims = [(c.d, c.d_tilde) for c in spec.cfgs]
     if len(set(dims)) == 1:
         data = SyntheticData.stack(draws)
