@@ -151,8 +151,8 @@ class _Contrast:
         self.offset = torch.zeros_like(self.keep).masked_fill_(self.keep == 0, float("-inf"))  # not a large
         # finite number: a diverging run's logits grow past any such number before they overflow
         self.scale = (1.0 / (m * tau)).repeat(copies)  # (B,): Sim (Eq. 4, with its 1/m) divided by tau is the logit
-        self.Ys = self.Y * self.scale[:, None, None]
         self.scale3 = self.scale[:, None, None]
+        self.Ys = self.Y * self.scale3
         self.Ys_signed = self.Ys * torch.tensor([1.0, -1.0], dtype=data.dtype, device=data.device)  # class s times s
         self.step = (lr / (n * m * tau)).repeat(copies)  # (B,): eta / (n m tau) of Eqs. (7), (10)
         self.swap = torch.tensor([1, 0], device=data.device)  # exchanges the halves of a stacked batch
@@ -300,36 +300,32 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: boo
 # --------------------------------------------------------------------------------------------
 # The two closed-form engines' views of a network
 # --------------------------------------------------------------------------------------------
-def _columns(v_mu, v_xi, v_eps=None):
-    """Assemble preactivation columns ``[<., mu>, -<., mu>, <., xi_1..n> (, <., xi_1..n + eps_1..n>)]``
-    from the products with ``mu`` ``(B, r)``, the ``xi_k`` and the ``eps_k`` ``(B, r, n)``."""
-    cols = [v_mu[..., None], -v_mu[..., None], v_xi] + ([v_xi + v_eps] if v_eps is not None else [])
-    return torch.cat(cols, -1)
-
-
 class _Network:
     """One network (``W`` or ``W~``) of a batch: its patches ``mu``, ``xi`` (and the augmentation
     ``eps`` in single mode), its initial weights, and ``norms = [||mu||^2, ||xi_1||^2, ...]``,
-    which turn the scaled coefficients into ``gamma``, ``rho``."""
+    which turn the scaled coefficients into ``gamma``, ``rho``.
+
+    Two stacks of rows define both closed-form engines: ``patches (B, 2 + k n, d)``,
+    ``[mu, -mu, xi_1..n (, xi_1..n + eps_1..n)]``, whose products with ``w_r`` are the columns of
+    ``X``, and the ``basis [mu, xi_1..n] (B, 1 + n, d)`` of the update (Eqs. 7/10: a combination
+    of ``mu`` and the ``xi_i`` with the scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``).
+    ``gd`` takes ``X = W patches^T`` and ``W += dc basis`` at every step; the recursion takes
+    both products once, with ``W(0)`` and with the basis (:class:`_Grams`)."""
 
     def __init__(self, mu, xi, W0, eps=None):
         self.mu, self.xi, self.W0, self.eps = mu, xi, W0, eps
         self.norms = torch.cat([(mu * mu).sum(-1)[:, None], (xi * xi).sum(-1)], -1)  # (B, 1 + n)
+        m = mu[:, None, :]
+        self.patches = torch.cat([m, -m, xi] + ([xi + eps] if eps is not None else []), 1)
+        self.basis = torch.cat([m, xi], 1)
 
-    def products(self, A):
-        """``A``'s rows times ``mu``, ``xi_k``, ``eps_k``, assembled by :func:`_columns`: ``O(r n d)``."""
-        eps = None if self.eps is None else A @ self.eps.transpose(1, 2)
-        return _columns(torch.einsum("brd,bd->br", A, self.mu), A @ self.xi.transpose(1, 2), eps)
+    def products(self, A, out=None):
+        """``A (B, r, d)`` times the patches: ``(B, r, 2 + k n)``, ``O(r n d)``."""
+        return torch.bmm(A, self.patches.transpose(1, 2), out=out)
 
-    def gd_operands(self):
-        """For ``gd``: the patches whose products with ``w_r`` are the columns of ``X``, stacked
-        ``(B, 2 + k n, d)`` (``[mu, -mu, xi_1..n (, xi_1..n + eps_1..n)]``), and the basis
-        ``[mu, xi_1..n] (B, 1 + n, d)`` of the update, so that a step is two products, the second
-        in place: ``X = W P^T`` and ``W += dc basis`` (Eqs. 7/10: the update is a combination of
-        ``mu`` and the ``xi_i`` with the scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``)."""
-        mu = self.mu[:, None, :]
-        rows = [mu, -mu, self.xi] + ([self.xi + self.eps] if self.eps is not None else [])
-        return torch.cat(rows, 1), torch.cat([mu, self.xi], 1)
+    def step(self, W, dc):
+        """``gd``'s update of ``W``, in place (no ``m x d`` temporary)."""
+        return W.baddbmm_(dc, self.basis)
 
 
 class _Grams:
@@ -341,11 +337,7 @@ class _Grams:
 
     def __init__(self, net: _Network):
         self.X0 = net.products(net.W0)
-        mu_row = net.products(net.mu[:, None, :])  # (B, 1, 2 + k n): <mu, .>
-        G = net.xi @ net.xi.transpose(1, 2)  # <xi_k, xi_j>
-        xi_rows = _columns(mu_row[:, 0, 2:2 + net.xi.shape[1]], G,
-                           None if net.eps is None else net.xi @ net.eps.transpose(1, 2))
-        self.K = torch.cat([mu_row, xi_rows], 1)  # (B, 1 + n, 2 + k n)
+        self.K = net.products(net.basis)  # (B, 1 + n, 2 + k n)
 
     def preacts(self, c):
         """``X (B, m, 2 + k n)`` at the scaled coefficients ``c (B, m, 1 + n)``."""
@@ -372,8 +364,9 @@ def _batched(data: SyntheticData) -> SyntheticData:
     """``data`` with a leading batch of one (views, no copy; the OOD set, unused here, dropped)."""
     if data.batched:
         return data
-    return SyntheticData(**{name: (None if getattr(data, name) is None else getattr(data, name)[None])
-                            for name in SyntheticData._SPEC}, ood=None)
+    # a checked draw with a leading dimension of one passes the checks too: they are not repeated
+    return SyntheticData._unchecked(**{name: (None if getattr(data, name) is None else getattr(data, name)[None])
+                                       for name in SyntheticData._SPEC})
 
 
 def _scalars(cfg, B: int, data: SyntheticData, dtype, device):
@@ -590,8 +583,7 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
         X = torch.cat([g.X0 for g in grams])  # X(t) = X(0) + c(t) K, updated in place by dc K
     else:
         Ws = [net.W0.clone() for net in nets]  # updated in place
-        patches, bases = zip(*(net.gd_operands() for net in nets))
-        X = torch.empty(len(nets) * B, bd.m, patches[0].shape[1], dtype=bd.dtype, device=bd.device)
+        X = torch.empty(len(nets) * B, bd.m, nets[0].patches.shape[1], dtype=bd.dtype, device=bd.device)
     step = _step_multi if multi else _step_single
     ws = _Workspace(c)
     # per network: its rows of c, split into gamma's and rho's columns, their norms and the outputs
@@ -600,8 +592,8 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
     for t in iterator:
         kk = rec_idx.get(t)
         if engine == "gd":
-            for i, (W, P) in enumerate(zip(Ws, patches)):
-                torch.bmm(W, P.transpose(1, 2), out=X[i * B:(i + 1) * B])  # O(m n d)
+            for i, (net, W) in enumerate(zip(nets, Ws)):
+                net.products(W, out=X[i * B:(i + 1) * B])  # O(m n d)
         loss_i, dc, parts = step(k, X, n, ws, want=record_derivatives and kk is not None)
         torch.mean(loss_i, -1, out=loss[:, t])
         if kk is not None:
@@ -622,8 +614,8 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
             break
         c += dc
         if engine == "gd":
-            for i, (W, basis) in enumerate(zip(Ws, bases)):
-                W.baddbmm_(dc[i * B:(i + 1) * B], basis)
+            for i, (net, W) in enumerate(zip(nets, Ws)):
+                net.step(W, dc[i * B:(i + 1) * B])
         else:
             X.baddbmm_(dc, K)
     if engine == "gd":

@@ -164,16 +164,14 @@ def evaluate_all(traj: Trajectory, data: SyntheticData, protocols=PROTOCOLS, *, 
     if batched:
         gamma, rho = gamma.transpose(0, 1), rho.transpose(0, 1)
     f64 = torch.float64  # embeddings in the run's precision, the head in float64
-    sets = [ood.zeta_eval] + [ood.zeta_fit if p == "adapt" else data.xi for p in protocols]
-    embed = _embedder(data, gamma, rho, min(v.shape[-2] for v in sets))
+    # the inputs [y s, z] each protocol fits its head on, as (signal s, labels y, noise rows z)
+    fit_sets = {"adapt": (ood.nu, ood.y_fit, ood.zeta_fit), "transfer": (data.mu, data.y, data.xi)}
+    embed = _embedder(data, gamma, rho, min([ood.zeta_eval.shape[-2]] + [fit_sets[p][2].shape[-2] for p in protocols]))
     h_eval = embed(ood.nu, ood.y_eval, ood.zeta_eval).to(f64)
     y_eval = ood.y_eval.to(f64).expand(h_eval.shape[:-1])
     out = {}
     for protocol in protocols:
-        if protocol == "adapt":
-            X_fit, y_fit = embed(ood.nu, ood.y_fit, ood.zeta_fit), ood.y_fit
-        else:
-            X_fit, y_fit = embed(data.mu, data.y, data.xi), data.y
+        X_fit, y_fit = embed(*fit_sets[protocol]), fit_sets[protocol][1]
         X_fit = X_fit.to(f64)
         y_fit = y_fit.to(f64).expand(X_fit.shape[:-1])
         head = fit_logistic(X_fit, y_fit, l2=l2)

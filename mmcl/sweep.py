@@ -563,10 +563,10 @@ def _bytes_per_run(cfg: SyntheticConfig, mode: str, opts: SweepConfig) -> int:
     if mode == "multi":
         data += cfg.n * cfg.d_tilde + cfg.m * cfg.d_tilde
         traj *= 2
-    if opts.engine != "recursion":  # weights and their temporaries; gd's stacked patches and basis
-        data += 4 * cfg.m * max(cfg.d, cfg.d_tilde) + (3 * cfg.n + 3) * cfg.d
-        if mode == "multi":
-            data += (2 * cfg.n + 3) * cfg.d_tilde
+    # the engines' stacked patches and basis (mmcl.dynamics._Network)
+    data += (3 * cfg.n + 3) * cfg.d if mode == "single" else (2 * cfg.n + 3) * (cfg.d + cfg.d_tilde)
+    if opts.engine != "recursion":  # the weights and their temporaries
+        data += 4 * cfg.m * max(cfg.d, cfg.d_tilde)
     evals = (cfg.n_test + cfg.n_heldout) * (cfg.n + 2 * cfg.m) * 2
     return size * (data + traj + evals + 8 * cfg.n * cfg.n)
 
