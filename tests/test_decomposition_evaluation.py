@@ -1,4 +1,6 @@
 """Eq. (11) decomposition, the logistic head, and the downstream protocols."""
+from unittest import mock
+
 import numpy as np
 import pytest
 import torch
@@ -69,6 +71,23 @@ def test_preactivations_of_vectors_shared_by_a_batch(small_cfg):
         assert shared.shape == (3, small_cfg.m, k)
         assert torch.allclose(shared, repeated, atol=1e-10, rtol=0)
         assert torch.allclose(shared, tr.W @ v[0].T, atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("k", [1, 400])
+def test_preactivations_of_many_states_of_a_batch(small_cfg, k):
+    """States with a leading time dimension before the batch's (as ``evaluate_all`` passes them)
+    give each step's ``W(t) v^T`` of each draw, in both orders of the products (the time
+    dimension is folded into the rows of one product, not broadcast over the draws' vectors)."""
+    data = mmcl.SyntheticData.stack([f64(small_cfg, s) for s in range(3)])
+    tr = mmcl.simulate(small_cfg, data, "single", "gd", keep_weights=True, record_every=4)
+    v = torch.randn(3, k, small_cfg.d, dtype=torch.float64, generator=torch.Generator().manual_seed(k))
+    gamma, rho = tr.gamma.transpose(0, 1), tr.rho.transpose(0, 1)  # (T, B, m), (T, B, m, n)
+    expected = (tr.weights @ v[:, None].transpose(-1, -2)).transpose(0, 1)  # (T, B, m, k)
+    for order in (False, True):  # through the data's inner products, then through W(t)
+        with mock.patch("mmcl.dynamics._weights_cheaper", return_value=order):
+            pre = mmcl.preactivations(data, gamma, rho, v)
+        assert pre.shape == expected.shape
+        assert torch.allclose(pre, expected, atol=1e-10, rtol=0)
 
 
 def test_logistic_head_matches_scipy():
