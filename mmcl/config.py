@@ -8,6 +8,7 @@ changes when they change).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 __all__ = ["SyntheticConfig"]
@@ -86,6 +87,12 @@ class SyntheticConfig:
     def n_snr2(self) -> float:
         """n SNR^2, the quantity Assumption 4.1(6) bounds."""
         return self.n * self.snr ** 2
+
+    @property
+    def init_noise(self) -> float:
+        """sigma0 sigma_xi sqrt(d): the typical initial noise preactivation |<w_r(0), xi_i>|, which
+        Assumption 4.1(3) bounds by O~(1)."""
+        return self.sigma0 * self.sigma_xi * math.sqrt(self.d)
 
     @property
     def c_mu(self) -> float:

@@ -179,9 +179,25 @@ class Synchronisation:
         """How many neurons start with opposite signs, ``(...)``."""
         return self.opposite0.sum(-1)
 
+    @property
+    def synchronised(self) -> torch.Tensor:
+        """``(..., m)`` bool: the neuron agrees in sign at some recorded step (at 0 for those that
+        start in step)."""
+        return ~torch.isnan(self.sync_step)
+
+    @property
+    def stalled(self) -> torch.Tensor:
+        """``(..., m)`` bool: the neuron starts out of step and never agrees within the run."""
+        return self.opposite0 & ~self.synchronised
+
+    @property
+    def final_size(self) -> torch.Tensor:
+        """``(..., m)``: ``max(|u_r|, |v_r|)`` at the last recorded step."""
+        return torch.maximum(self.u[..., -1, :].abs(), self.v[..., -1, :].abs())
+
     def all_synchronised(self) -> torch.Tensor:
         """``(...)`` bool: every neuron agrees in sign by the last recorded step and stays so."""
-        return (~torch.isnan(self.sync_step) & self.kept).all(-1)
+        return (self.synchronised & self.kept).all(-1)
 
 
 def synchronisation(data: SyntheticData, traj: Trajectory) -> Synchronisation:
@@ -279,7 +295,7 @@ def lemma54_noise_bound(cfg: SyntheticConfig, delta: float) -> float:
     cfg = _check_cfg(cfg)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise ValueError(f"delta must be a probability in (0, 1), got {delta!r}")
-    init = 2 * math.sqrt(math.log(8 * cfg.m * cfg.n / delta)) * cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d)
+    init = 2 * math.sqrt(math.log(8 * cfg.m * cfg.n / delta)) * cfg.init_noise
     return (1 + noise_growth_rate(cfg)) ** t1_multi(cfg) * init
 
 

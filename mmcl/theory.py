@@ -31,7 +31,7 @@ def multi_growth_rate(cfg: SyntheticConfig) -> float:
 
 def t1_single(cfg: SyntheticConfig) -> float:
     """Lemma 5.2: ``T1 = log(20/(sigma0 sigma_xi sqrt d)) / log(1 + 0.96 eta sigma_xi^2 d/(n m tau))``."""
-    return math.log(20.0 / (cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d))) / math.log1p(single_growth_rate(cfg))
+    return math.log(20.0 / cfg.init_noise) / math.log1p(single_growth_rate(cfg))
 
 
 def t1_multi(cfg: SyntheticConfig) -> float:

@@ -226,3 +226,20 @@ def test_synchronisation_rejects_single_modal_and_mismatched_input(small_cfg):
     cases = sync.noise_cases(data, multi, small_cfg, t_max=2)
     with pytest.raises(ValueError, match="case must be one of"):
         cases.fraction(5)
+
+
+def test_stalled_and_final_size_of_a_hand_built_record():
+    """``stalled`` marks the neurons that start out of step and never agree; ``synchronised`` those
+    that agree at some recorded step; ``final_size`` is max(|u|, |v|) at the last step."""
+    u = torch.tensor([[0.5, 0.2, -0.1], [0.6, -0.1, -0.2], [0.7, 0.3, -0.3]], dtype=torch.float64)  # (K=3, m=3)
+    v = torch.tensor([[0.4, -0.3, 0.2], [0.5, 0.1, 0.1], [0.6, 0.2, 0.05]], dtype=torch.float64)
+    agree = u * v > 0
+    nan = float("nan")
+    syn = sync.Synchronisation(steps=torch.arange(3), u=u, v=v, agree=agree, opposite0=~agree[0],
+                               sync_step=torch.tensor([0.0, 2.0, nan], dtype=torch.float64),
+                               sign=torch.tensor([1.0, 1.0, 0.0]), kept=torch.tensor([True, True, False]),
+                               kappa=torch.tensor(0.1), predicted_step=torch.zeros(3), predicted_sign=torch.ones(3))
+    assert syn.synchronised.tolist() == [True, True, False]
+    assert syn.stalled.tolist() == [False, False, True]
+    assert torch.allclose(syn.final_size, torch.tensor([0.7, 0.3, 0.3], dtype=torch.float64))
+    assert not bool(syn.all_synchronised())
