@@ -90,8 +90,8 @@ class SyntheticConfig:
 
     @property
     def init_noise(self) -> float:
-        """sigma0 sigma_xi sqrt(d): the typical initial noise preactivation |<w_r(0), xi_i>|, which
-        Assumption 4.1(3) bounds by O~(1)."""
+        """``sigma0 sigma_xi sqrt(d)``: the typical size of an initial noise preactivation
+        ``<w_r(0), xi_i>``, which Assumption 4.1(3) bounds by ``O~(1)``."""
         return self.sigma0 * self.sigma_xi * math.sqrt(self.d)
 
     @property
