@@ -476,9 +476,15 @@ def preactivations(data: SyntheticData, gamma, rho, vectors: torch.Tensor, tilde
 def _fold_states(A: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     """``A @ V`` for ``A (L.., B.., r, n)`` with extra leading dimensions ``L`` (e.g. time steps)
     before the batch dimensions ``B..`` of ``V (B.., n, k)``: ``L`` is folded into the rows of one
-    batched product.  (A broadcast product would copy ``V`` once per leading index: at Figure 1's
+    batched product.  A ``V`` whose batch dimensions are all 1 is shared by every row of ``A``:
+    one 2-D product.  (A broadcast product would copy ``V`` once per leading index: at Figure 1's
     21 evaluated steps of 5 draws, 84 MB for ``rho @ xi``.)"""
     nb, extra = V.dim() - 2, A.dim() - V.dim()
+    if nb > 0 and extra >= 0 and all(s == 1 for s in V.shape[:-2]) and A.dim() > 2:
+        # one V for every state and batch element (e.g. the one draw that a group of runs shares):
+        # all of A's rows in one 2-D product, instead of a broadcast that copies V per batch index
+        out = A.reshape(-1, A.shape[-1]) @ V.reshape(V.shape[-2:])
+        return out.reshape(*A.shape[:-1], V.shape[-1])
     if nb == 0 or extra <= 0 or A.shape[extra:-2] != V.shape[:-2]:
         return A @ V
     r, batch, lead = A.shape[-2], V.shape[:-2], A.shape[:extra]

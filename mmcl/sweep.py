@@ -67,7 +67,7 @@ from .cache import load_or_compute
 from .config import SyntheticConfig
 from .data import OODData, SyntheticData, sample_ood, sample_synthetic
 from .decomposition import decompose
-from .dynamics import ENGINES, MODES, DivergenceError, simulate
+from .dynamics import ENGINES, MODES, DivergenceError, _batched, simulate
 from .evaluation import PROTOCOLS, evaluate_all
 from .theory import measured_t1, t1_formula
 
@@ -596,6 +596,9 @@ def _pad_draw(data: SyntheticData, d: int, d_tilde: int) -> SyntheticData:
                                xi_tilde=pad(data.xi_tilde, d_tilde), W0_tilde=pad(data.W0_tilde, d_tilde), ood=ood)
 
 
+_SCORED = ("W0", "mu", "xi", "y")  # the draw's tensors that scoring a run reads (mmcl.evaluation)
+
+
 def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dict]:
     """Run one batch as one tensor computation; returns one metrics dict per run.
 
@@ -649,7 +652,15 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
     tsel = torch.tensor(scored, device=traj.gamma.device)
     gamma_s, rho_s = traj.gamma.index_select(1, tsel), traj.rho.index_select(1, tsel)  # the scored steps only
     for idx in groups.values():
-        sub = data if len(idx) == B and len(set(dims)) == 1 else SyntheticData.stack([draws[b] for b in idx])
+        if len(idx) > 1 and all(getattr(draws[b], f) is getattr(draws[idx[0]], f) for b in idx for f in _SCORED):
+            # the runs share one draw (same seed and scales: make_draw's memo returns the same tensors),
+            # so their embeddings share its products with the inputs: scored against it once, by
+            # broadcasting (mmcl.dynamics.preactivations), instead of forming each run's W
+            sub = _batched(draws[idx[0]])
+        elif len(idx) == B and len(set(dims)) == 1:
+            sub = data
+        else:
+            sub = SyntheticData.stack([draws[b] for b in idx])
         sel = torch.tensor(idx, device=traj.gamma.device)
         part = dataclasses.replace(traj, steps=traj.steps[tsel], gamma=gamma_s[sel], rho=rho_s[sel],
                                    gamma_tilde=None, rho_tilde=None)

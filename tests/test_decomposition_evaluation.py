@@ -90,6 +90,42 @@ def test_preactivations_of_many_states_of_a_batch(small_cfg, k):
         assert torch.allclose(pre, expected, atol=1e-10, rtol=0)
 
 
+@pytest.mark.parametrize("k", [1, 400])
+def test_preactivations_of_many_runs_of_one_shared_draw(small_cfg, k):
+    """Runs that share one draw (a sweep's runs of one seed that differ in, e.g., tau), scored
+    against that draw given once (batch dimension 1): each run's ``W v^T``, in both orders of the
+    products, with and without a leading time dimension before the runs'."""
+    draw = f64(small_cfg)
+    cfgs = [small_cfg.replace(tau=t) for t in (0.1, 0.2, 0.4)]
+    data = mmcl.SyntheticData.stack([draw] * 3)
+    tr = mmcl.simulate(cfgs, data, "single", "gd", keep_weights=True, record_every=6)
+    one = mmcl.SyntheticData.stack([draw])  # batch of one: the shared draw
+    v = torch.randn(1, k, small_cfg.d, dtype=torch.float64, generator=torch.Generator().manual_seed(k))
+    for order in (False, True):
+        with mock.patch("mmcl.dynamics._weights_cheaper", return_value=order):
+            last = mmcl.preactivations(one, tr.gamma[:, -1], tr.rho[:, -1], v)  # (runs, m, k)
+            every = mmcl.preactivations(one, tr.gamma.transpose(0, 1), tr.rho.transpose(0, 1), v)  # (T, runs, m, k)
+        assert last.shape == (3, small_cfg.m, k) and every.shape == (tr.steps.shape[0], 3, small_cfg.m, k)
+        assert torch.allclose(last, tr.W @ v[0].T, atol=1e-10, rtol=0)
+        assert torch.allclose(every, (tr.weights @ v[0].T).transpose(0, 1), atol=1e-10, rtol=0)
+    assert not torch.allclose(tr.W[0], tr.W[2])  # the runs differ: the check is not of one run thrice
+
+
+def test_evaluate_all_on_a_shared_draw_equals_each_run_on_its_own(small_cfg):
+    """``evaluate_all`` of a batch of runs against the one draw they share (batch dimension 1) gives
+    each run's accuracies as scoring it alone does."""
+    draw = f64(small_cfg)
+    cfgs = [small_cfg.replace(tau=t) for t in (0.1, 0.3)]
+    tr = mmcl.simulate(cfgs, mmcl.SyntheticData.stack([draw] * 2), "single", "recursion")
+    shared = evaluate_all(tr, mmcl.SyntheticData.stack([draw]), every=20)
+    for b, cfg in enumerate(cfgs):
+        alone = evaluate_all(mmcl.simulate(cfg, draw, "single", "recursion"), draw, every=20)
+        for p, ev in alone.items():
+            assert torch.allclose(shared[p].accuracy[b], ev.accuracy, atol=1.0 / small_cfg.n_heldout + 1e-12, rtol=0)
+            assert torch.allclose(shared[p].fit_accuracy[b], ev.fit_accuracy, atol=1.0 / small_cfg.n_test + 1e-12,
+                                  rtol=0)
+
+
 def test_logistic_head_matches_scipy():
     g = torch.Generator().manual_seed(1)
     X = torch.randn(3, 60, 4, generator=g, dtype=torch.float64) * torch.tensor([1.0, 3.0, 0.5, 2.0])

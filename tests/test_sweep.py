@@ -94,6 +94,27 @@ def test_batched_sweep_rows_equal_separate_runs():
         assert row["diverged"] is False
 
 
+def test_runs_sharing_a_draw_are_scored_against_it_once(monkeypatch):
+    """Runs of one seed that differ only in what scoring never reads (tau, sigma_eps) share the
+    draw's tensors, and the sweep scores them against that one draw (batch dimension 1); their
+    rows still equal separate runs (test above)."""
+    seen = []
+    real = msweep.evaluate_all
+
+    def spy(traj, data, *args, **kwargs):
+        seen.append((traj.gamma.shape[0], data.y.shape[0]))
+        return real(traj, data, *args, **kwargs)
+
+    monkeypatch.setattr(msweep, "evaluate_all", spy)
+    table = sweep({"tau": [0.1, 0.2, 0.3], "sigma_eps": [0.05, 0.2]}, seeds=[0, 1], mode="single", base=TINY,
+                  dtype="float64", progress=False, cache=False)
+    assert sorted(seen) == [(6, 1), (6, 1)]  # per seed: six runs, one draw
+    for row, cfg in zip(table.rows, table.configs):
+        ref = _direct(cfg, row["seed"], "single")
+        for p in ("adapt", "transfer"):
+            assert abs(row[f"acc_{p}"] - ref[f"acc_{p}"]) <= 1.0 / cfg.n_heldout + 1e-12
+
+
 def test_runs_of_different_dimensions_share_a_batch_and_equal_separate_runs():
     # the recursion sees only inner products: draws of different d are zero-padded into one batch
     table = sweep({"dim": [30, 120], "tau": [0.1, 0.2], "nu_ratio": [0.4]}, seeds=[0, 1], mode=["single", "multi"],
