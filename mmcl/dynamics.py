@@ -53,7 +53,10 @@ class Trajectory:
       negatives' softmax weights), ``lprime_tilde``/``lprime_tilde_neg`` for the second network,
       when ``record_derivatives=True``;
     * ``W (m, d)``, ``W_tilde`` -- final weights (``gd`` and ``autograd`` only), and
-      ``weights (K, m, d)``/``weights_tilde`` when ``keep_weights=True``.
+      ``weights (K, m, d)``/``weights_tilde`` when ``keep_weights=True``;
+    * ``t1_steps (S,)``, ``t1_stat (S,)`` -- with ``simulate(..., t1_every=k)``, the statistic whose
+      crossing :func:`mmcl.theory.measured_t1` finds, at every ``k``-th step and the last, whatever
+      ``record_every``: ``min_i max_r rho_{r,i}`` (single mode) or ``max_r gamma_r`` (multi mode).
     """
 
     mode: str
@@ -74,6 +77,8 @@ class Trajectory:
     weights_tilde: Optional[torch.Tensor] = None
     lr: Optional[torch.Tensor] = None
     tau: Optional[torch.Tensor] = None
+    t1_steps: Optional[torch.Tensor] = None
+    t1_stat: Optional[torch.Tensor] = None
 
     @property
     def n_steps(self) -> int:
@@ -528,7 +533,7 @@ def _weights(data: SyntheticData, gamma, rho, tilde: bool = False) -> torch.Tens
 def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: SyntheticData,
              mode: str = "single", engine: str = "recursion", *, dtype=None, device=None,
              record_derivatives: bool = False, record_every: int = 1, keep_weights: bool = False,
-             progress: bool = False) -> Trajectory:
+             t1_every: Optional[int] = None, progress: bool = False) -> Trajectory:
     """Run ``cfg.n_epochs`` steps of full-batch gradient descent on the single-modal loss (Eq. 6)
     or the multi-modal loss (Eq. 9) from the initial weights in ``data``.
 
@@ -537,12 +542,20 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     configs, one per draw, differing in ``lr`` and ``tau``.  ``dtype``/``device`` default to the
     data's (float32 from :func:`mmcl.data.sample_synthetic`).  Raises :class:`DivergenceError` with the step
     number if the loss stops being finite.
+
+    ``record_every``: the states ``gamma``/``rho`` are recorded every ``k`` steps and at the last.
+    ``t1_every``: also record, every ``k`` steps and at the last, the one number per run that
+    :func:`mmcl.theory.measured_t1` tests (``Trajectory.t1_stat``): the end of stage 1 at that
+    resolution without keeping the states in between, whose ``rho (m, n)`` per step is most of a
+    trajectory's memory and, written at every step, a fifth of a run's time.
     """
     _check_mode_engine(mode, engine)
     if not isinstance(data, SyntheticData):
         raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
     if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
         raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
+    if t1_every is not None and (isinstance(t1_every, bool) or not isinstance(t1_every, int) or t1_every < 1):
+        raise ValueError(f"t1_every must be a positive integer or None, got {t1_every!r}")
     if mode == "multi" and not data.has_tilde:
         raise ValueError("mode='multi' needs the second modality: data.mu_tilde, xi_tilde, W0_tilde are None")
     if keep_weights and engine == "recursion":
@@ -555,11 +568,10 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
         bd = bd.to(device=device, dtype=dtype)
     B, n, m = bd.y.shape[0], bd.n, bd.m
     lr, tau, T = _scalars(cfg, B, bd, dtype, device)
-    rec = list(range(0, T + 1, record_every))
-    if rec[-1] != T:
-        rec.append(T)
+    rec = _record_steps(T, record_every)
     rec_idx = {t: k for k, t in enumerate(rec)}
     K = len(rec)
+    t1_rec = _record_steps(T, t1_every) if t1_every is not None else []
     z = dict(dtype=dtype, device=device)
     multi = mode == "multi"
 
@@ -574,27 +586,48 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
             out[f"lprime{sfx}_neg"] = torch.empty(B, K, n, bd.M, **z)
         if keep_weights:
             out[f"weights{sfx}"] = torch.empty(B, K, m, (bd.W0 if sfx == "" else bd.W0_tilde).shape[-1], **z)
+    if t1_every is not None:
+        out["t1_stat"] = torch.empty(B, len(t1_rec), **z)
+    t1_idx = {t: k for k, t in enumerate(t1_rec)}
     iterator = range(T + 1)
     if progress:
         from tqdm.auto import tqdm
         iterator = tqdm(iterator, desc=f"{mode}/{engine}", unit="step", leave=False)
     run = _autograd_loop if engine == "autograd" else _closed_form_loop
     with torch.no_grad():
-        Ws = run(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights)
+        Ws = run(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss, out, record_derivatives, keep_weights)
     traj = Trajectory(mode=mode, engine=engine, steps=torch.tensor(rec, device=device), loss=loss,
-                      W=Ws[0], W_tilde=Ws[1], lr=lr, tau=tau, **out)
+                      W=Ws[0], W_tilde=Ws[1], lr=lr, tau=tau,
+                      t1_steps=torch.tensor(t1_rec, device=device) if t1_every is not None else None, **out)
     if unbatched:
-        for name in Trajectory._PER_RECORD + ("loss", "W", "W_tilde", "lr", "tau"):
+        for name in Trajectory._PER_RECORD + ("loss", "W", "W_tilde", "lr", "tau", "t1_stat"):
             v = getattr(traj, name)
             if v is not None:
                 setattr(traj, name, v[0])
     return traj
 
 
+def _record_steps(T: int, every: int):
+    """Steps ``0, k, 2k, ...`` and the last, ``T``."""
+    steps = list(range(0, T + 1, every))
+    return steps if steps[-1] == T else steps + [T]
+
+
+def _t1_stat(mode: str, gamma: torch.Tensor, rho: torch.Tensor, norm_gamma=1.0, norm_rho=1.0) -> torch.Tensor:
+    """The statistic of :func:`mmcl.theory.measured_t1` for ``gamma (B, m)``, ``rho (B, m, n)``
+    given as coefficients times ``norm_gamma (B, 1)``/``norm_rho (B, 1, n)`` (positive, so the
+    maximum over ``r`` is taken before the product): ``min_i max_r rho_{r,i}`` (single mode),
+    ``max_r gamma_r`` (multi mode)."""
+    if mode == "single":
+        return (rho.amax(-2, keepdim=True) * norm_rho).amin((-1, -2))
+    return (gamma * norm_gamma).amax(-1)
+
+
 _CHECK_EVERY = 20  # steps between checks that the loss is finite (each check synchronises a GPU)
 
 
-def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
+def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss, out, record_derivatives,
+                      keep_weights):
     """The ``gd`` and ``recursion`` engines: the same step (:func:`_step_single`/:func:`_step_multi`)
     from preactivations that ``gd`` computes from ``W`` and the recursion from Gram matrices.
     Both track the scaled coefficients ``c`` (the sum of the updates' components; for ``gd`` this
@@ -637,6 +670,9 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
                     E, e0, Z = (v[half] for v in parts[0][:3])
                     out[f"lprime{sfx[i]}"][:, kk] = e0 / Z
                     out[f"lprime{sfx[i]}_neg"][:, kk] = (E / Z[..., None]).gather(2, k.negatives[half])
+        j = t1_idx.get(t)
+        if j is not None:  # the first network's; rho = c ||xi||^2 with ||xi||^2 > 0, so max_r commutes with it
+            out["t1_stat"][:, j] = _t1_stat(mode, *record[0][:4])
         if t % _CHECK_EVERY == 0 or t == T:
             _finite_or_raise(loss, t, mode, engine, lr, tau)
         if t == T:
@@ -652,7 +688,8 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, r
     return None, None
 
 
-def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, record_derivatives, keep_weights):
+def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss, out, record_derivatives,
+                   keep_weights):
     """The ``autograd`` engine: ``torch.autograd.grad`` of Eqs. (6)/(9) (:mod:`mmcl.losses`),
     ``gamma``/``rho`` by least squares on ``W(t) - W(0)`` at the recorded steps."""
     multi = mode == "multi"
@@ -693,6 +730,10 @@ def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, loss, out, reco
                 out["weights"][:, k] = W
                 if multi:
                     out["weights_tilde"][:, k] = Wt
+        j = t1_idx.get(t)
+        if j is not None:
+            c = (W - bd.W0) @ pinv.transpose(1, 2)
+            out["t1_stat"][:, j] = _t1_stat(mode, c[..., 0], c[..., 1:])
         if t % _CHECK_EVERY == 0 or last:
             _finite_or_raise(loss, t, mode, engine, lr, tau)
         if not last:

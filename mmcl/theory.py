@@ -53,14 +53,19 @@ def measured_t1(traj: Trajectory, level: float = 1.0) -> torch.Tensor:
     lemmas' ``Omega(1)``: single mode (Lemma 5.2), ``min_i max_r rho_{r,i} >= level``; multi mode
     (Lemma 5.4), ``max_r gamma_r >= level``.  ``nan`` where the level is never reached.
 
+    From ``traj.t1_stat`` at ``traj.t1_steps`` where the run recorded it
+    (``simulate(..., t1_every=k)``), else from the recorded states at ``traj.steps``.
+
     Returns a 0-d tensor for one draw, ``(B,)`` for a batch."""
     if not level > 0:
         raise ValueError(f"level must be > 0, got {level!r}")
-    if traj.mode == "single":
-        stat = traj.rho.amax(-2).amin(-1)  # (..., K)
+    if traj.t1_stat is not None:
+        stat, at = traj.t1_stat, traj.t1_steps
+    elif traj.mode == "single":
+        stat, at = traj.rho.amax(-2).amin(-1), traj.steps  # (..., K)
     else:
-        stat = traj.gamma.amax(-1)
+        stat, at = traj.gamma.amax(-1), traj.steps
     reached = stat >= level
     first = reached.to(torch.int64).argmax(-1)
-    steps = traj.steps.to(stat.device)[first].to(torch.float64)
+    steps = at.to(stat.device)[first].to(torch.float64)
     return torch.where(reached.any(-1), steps, torch.full_like(steps, float("nan")))

@@ -181,3 +181,31 @@ def test_gd_leaves_the_initial_weights_alone(small_cfg):
         tr = mmcl.simulate(small_cfg.replace(n_epochs=5), data, mode, "gd")
         assert not torch.equal(tr.W, W0)
     assert torch.equal(data.W0, W0) and torch.equal(data.W0_tilde, Wt0)
+
+
+@pytest.mark.parametrize("engine", ["recursion", "gd", "autograd"])
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_t1_statistic_without_the_states_in_between(small_cfg, mode, engine):
+    """``t1_every=k`` records, at every k-th step and the last, exactly the statistic that
+    ``measured_t1`` takes from the recorded states (min_i max_r rho, or max_r gamma), so a run that
+    keeps only its first and last states finds the same end of stage 1."""
+    from mmcl.theory import measured_t1
+    data = mmcl.SyntheticData.stack([f64(small_cfg, s) for s in range(2)])
+    for k in (1, 7):
+        full = mmcl.simulate(small_cfg, data, mode, engine, record_every=k)
+        lean = mmcl.simulate(small_cfg, data, mode, engine, record_every=small_cfg.n_epochs, t1_every=k)
+        assert lean.gamma.shape[1] == 2 and torch.equal(lean.t1_steps, full.steps)
+        stat = full.rho.amax(-2).amin(-1) if mode == "single" else full.gamma.amax(-1)
+        assert torch.allclose(lean.t1_stat, stat, rtol=1e-12, atol=0)
+        level = float(stat.max()) / 2  # crossed by at least one run, after step 0
+        t1 = measured_t1(lean, level)
+        assert torch.equal(t1.nan_to_num(-1.0), measured_t1(full, level).nan_to_num(-1.0))
+        assert bool((t1 > 0).any()) and not bool((t1 == 0).any())
+    one = mmcl.simulate(small_cfg, f64(small_cfg), mode, engine, record_every=small_cfg.n_epochs, t1_every=3)
+    assert one.t1_stat.shape == (small_cfg.n_epochs // 3 + 1 + (small_cfg.n_epochs % 3 != 0),)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True])
+def test_t1_every_must_be_a_positive_integer(small_cfg, bad):
+    with pytest.raises(ValueError, match="t1_every must be a positive integer"):
+        mmcl.simulate(small_cfg, f64(small_cfg), "single", "recursion", t1_every=bad)
