@@ -13,7 +13,8 @@ The grid varies the temperature and the augmentation strength (so draws are shar
 configurations, as in a real sweep); half the runs are single-, half multi-modal.  The cache is
 off.  The issue's goals: >= 1,000 runs per minute with batched recursion on a 2-core CPU and
 >= 30x the autograd loop.  Also reported: the recursion's ``simulate`` alone (no sampling, no
-evaluation), so the cost of the pieces is visible.
+evaluation), called as the sweep calls it (first and last states kept, the T1 statistic at every
+step), so the cost of the pieces is visible.
 
 Every method is timed ``--repeat`` times (default 3), the methods taking turns, and the fastest
 time of each is reported (all are in the JSON): on a shared machine the same run varies by 30 %
@@ -66,7 +67,7 @@ def bench_simulate_only(n_runs: int, device: str, dtype: str) -> dict:
     c0 = time.process_time()
     for mode in ("single", "multi"):
         t0 = time.perf_counter()
-        mmcl.simulate(cfg, data, mode, "recursion")
+        mmcl.simulate(cfg, data, mode, "recursion", record_every=cfg.n_epochs, t1_every=1)  # as sweep runs it
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         out[mode] = time.perf_counter() - t0
