@@ -281,16 +281,22 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: boo
     ``k`` was built with ``copies=2``.  The loss is symmetric: each network is the anchor of one
     direction and supplies the other's partners and negatives (with stop-gradient), so both
     directions are the same computation with the roles swapped, i.e. against ``X`` with its two
-    halves exchanged.  A pair's positive similarity is the same seen from either side."""
+    halves exchanged.  A pair's positive similarity is the same seen from either side, and so are
+    the negatives' similarities (with the same temperature): the second direction's matrix of
+    them is the first's transpose, one product for both."""
     B2, m = X.shape[0], X.shape[1]
+    B = B2 // 2
 
     def views():
-        R, slopes, Rp, ows = ws("R", X.shape), ws("slopes", X.shape), ws("partner", X.shape), ws("ows", (B2, m, n))
+        R, slopes, Rp, ows = ws("R", X.shape), ws("slopes", X.shape), ws("partner", X.shape), ws("ows", (B, m, n))
+        logits = ws("logits", k.offset.shape)
         # Rp: the partner network's activations, R with its two halves exchanged
-        return (R, slopes, R.view(2, -1), Rp, Rp.view(2, -1), R[..., :2], R[..., 2:], Rp[..., 2:],
-                slopes[..., :2], slopes[..., 2:], X[..., 0], X[..., 0].view(2, B2 // 2, m), ows, ows.transpose(1, 2))
+        return (R, slopes, R.view(2, -1), Rp, Rp.view(2, -1), R[..., :2], R[:B, :, 2:], R[B:, :, 2:], Rp[..., 2:],
+                slopes[..., :2], slopes[..., 2:], X[..., 0], X[..., 0].view(2, B, m), ows, ows.transpose(1, 2),
+                logits, logits[:B], logits[B:], k.offset[:B], k.offset[B:], k.scale3[:B])
 
-    R, slopes, R2, Rp, Rp2, sig, own, partner, sig_slopes, active, a, a2, ows, owsT = ws.views(X, views)
+    (R, slopes, R2, Rp, Rp2, sig, own_h, own_g, partner, sig_slopes, active, a, a2, ows, owsT,
+     logits, logits_h, logits_g, offset_h, offset_g, scale_h) = ws.views(X, views)
     torch.clamp_min(X, 0.0, out=R)
     torch.sign(R, out=slopes)
     torch.index_select(R2, 0, k.swap, out=Rp2)
@@ -300,14 +306,18 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: boo
     # the negatives' signal logit is subtracted from the positive one instead of being added to
     # n^2 entries; what is left is sum_r sigma(s a_r) (sigma(s b_r) - sigma(-s b_r)) = s sum_r sigma(s a_r) b_r.
     D = torch.bmm(sig.transpose(1, 2), b[..., None])  # (2B, 2, 1): sum_r sigma(+-a_r) b_r
-    torch.mul(own, k.scale3, out=ows)
-    logit_pos = torch.mul(ows, partner, out=ws("prod", (B2, m, n))).sum(1).add_(torch.bmm(k.Ys_signed, D)[..., 0])
-    logits = torch.baddbmm(k.offset, owsT, partner, out=ws("logits", k.offset.shape))
+    torch.mul(own_h, scale_h, out=ows)  # the first network's noise activations over m tau (scale_h = scale_g)
+    pair = torch.mul(ows, own_g, out=ws("prod", (B, m, n))).sum(1)  # (B, n): noise part of <h(x_i), g(x~_i)>
+    logit_pos = torch.bmm(k.Ys_signed, D)[..., 0]
+    logit_pos.view(2, B, n).add_(pair)
+    C = torch.bmm(owsT, own_g, out=ws("C", (B, n, n)))  # C_ij: h's anchor i, g's x~_j; g's anchors see C^T
+    torch.add(C, offset_h, out=logits_h)
+    torch.add(C.transpose(1, 2), offset_g, out=logits_g)
     loss_i, E, e0, Es, Z, w = k.softmax(logits, logit_pos)
     U = k.class_sums(Es, w)
     noise = k.noise_update(E, Es, w, partner, partner, active, out=ws("noise", (B2, m, n)))
     dc = torch.cat([k.signal_update(b, sig_slopes, U)[..., None], noise], -1, out=ws("dc", (B2, m, 1 + n)))
-    loss_i = loss_i.view(2, B2 // 2, n).sum(0)  # the two directions of Eq. (9)
+    loss_i = loss_i.view(2, B, n).sum(0)  # the two directions of Eq. (9)
     return loss_i, dc, ((E, e0, Z, U, a, b),) if want else None
 
 
