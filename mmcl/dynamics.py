@@ -624,10 +624,10 @@ def _record_steps(T: int, every: int):
 
 
 def _t1_stat(mode: str, gamma: torch.Tensor, rho: torch.Tensor, norm_gamma=1.0, norm_rho=1.0) -> torch.Tensor:
-    """The statistic of :func:`mmcl.theory.measured_t1` for ``gamma (B, m)``, ``rho (B, m, n)``
-    given as coefficients times ``norm_gamma (B, 1)``/``norm_rho (B, 1, n)`` (positive, so the
+    """The statistic of :func:`mmcl.theory.measured_t1` for ``gamma (..., m)``, ``rho (..., m, n)``
+    given as coefficients times ``norm_gamma (..., 1)``/``norm_rho (..., 1, n)`` (positive, so the
     maximum over ``r`` is taken before the product): ``min_i max_r rho_{r,i}`` (single mode),
-    ``max_r gamma_r`` (multi mode)."""
+    ``max_r gamma_r`` (multi mode), ``(...)``."""
     if mode == "single":
         return (rho.amax(-2, keepdim=True) * norm_rho).amin((-1, -2))
     return (gamma * norm_gamma).amax(-1)
@@ -725,9 +725,12 @@ def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss, o
         loss[:, t] = total.detach()
         W = W.detach()
         Wt = Wt.detach() if multi else None
-        if t in rec_idx:
-            k = rec_idx[t]
-            c = (W - bd.W0) @ pinv.transpose(1, 2)
+        k, j = rec_idx.get(t), t1_idx.get(t)
+        if k is not None or j is not None:
+            c = (W - bd.W0) @ pinv.transpose(1, 2)  # Eq. (11) solved for the coefficients
+        if j is not None:
+            out["t1_stat"][:, j] = _t1_stat(mode, c[..., 0], c[..., 1:])
+        if k is not None:
             out["gamma"][:, k], out["rho"][:, k] = c[..., 0], c[..., 1:]
             if multi:
                 ct = (Wt - bd.W0_tilde) @ pinv_t.transpose(1, 2)
@@ -740,10 +743,6 @@ def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss, o
                 out["weights"][:, k] = W
                 if multi:
                     out["weights_tilde"][:, k] = Wt
-        j = t1_idx.get(t)
-        if j is not None:
-            c = (W - bd.W0) @ pinv.transpose(1, 2)
-            out["t1_stat"][:, j] = _t1_stat(mode, c[..., 0], c[..., 1:])
         if t % _CHECK_EVERY == 0 or last:
             _finite_or_raise(loss, t, mode, engine, lr, tau)
         if not last:

@@ -10,7 +10,7 @@ import math
 import torch
 
 from .config import SyntheticConfig
-from .dynamics import Trajectory
+from .dynamics import Trajectory, _t1_stat
 
 __all__ = ["single_growth_rate", "multi_growth_rate", "t1_single", "t1_multi", "t1_formula",
            "measured_t1", "C_MU_THRESHOLD"]
@@ -61,10 +61,8 @@ def measured_t1(traj: Trajectory, level: float = 1.0) -> torch.Tensor:
         raise ValueError(f"level must be > 0, got {level!r}")
     if traj.t1_stat is not None:
         stat, at = traj.t1_stat, traj.t1_steps
-    elif traj.mode == "single":
-        stat, at = traj.rho.amax(-2).amin(-1), traj.steps  # (..., K)
     else:
-        stat, at = traj.gamma.amax(-1), traj.steps
+        stat, at = _t1_stat(traj.mode, traj.gamma, traj.rho), traj.steps  # (..., K)
     reached = stat >= level
     first = reached.to(torch.int64).argmax(-1)
     steps = at.to(stat.device)[first].to(torch.float64)
