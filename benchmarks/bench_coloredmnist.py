@@ -1,7 +1,7 @@
 """Time of one seed of every ColoredMNIST variant (Table 1), without the cache.
 
 Reported per run: wall-clock and process CPU seconds of the training (as measured inside
-:func:`mmcl.coloredmnist.train_model`) and of the whole run including evaluation (features,
+:func:`mmcl.experiments.coloredmnist.train_model`) and of the whole run including evaluation (features,
 linear probes, the probe-penalty sweep, the feature probes); and the totals.  The issue's budget
 is six minutes for one seed of all variants on two CPU cores; the target is two and a half.
 CPU seconds count every thread, so on a machine shared with other jobs the wall time is the less
@@ -33,7 +33,7 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    from mmcl.coloredmnist import ABLATIONS, RUNS, ColoredMNISTConfig, make_colored_mnist, run_one
+    from mmcl.experiments.coloredmnist import ABLATIONS, RUNS, ColoredMNISTConfig, make_colored_mnist, run_one
 
     data_cfg = ColoredMNISTConfig(image_size=args.image_size)
     load_before = os.getloadavg()

@@ -1,4 +1,4 @@
-"""Wall-clock time of one AGD iteration (mmcl.factorization.agd) on 100 x 100 rank-5 matrices,
+"""Wall-clock time of one AGD iteration (mmcl.wider.factorisation.agd) on 100 x 100 rank-5 matrices,
 width 10, float64, for 1 and for torch's default number of threads, batch 1 and 5.
 
     .venv/bin/python benchmarks/bench_factorization.py
@@ -12,7 +12,7 @@ import time
 
 import torch
 
-import mmcl.factorization as fz
+import mmcl.wider.factorisation as fz
 
 
 def per_iteration(batch: int, iters: int = 400) -> float:

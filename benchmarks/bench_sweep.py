@@ -38,8 +38,8 @@ import torch
 
 import common
 import mmcl
-from mmcl.evaluation import evaluate_all
-from mmcl.sweep import sweep
+from mmcl.downstream.evaluation import evaluate_all
+from mmcl.experiments.sweep import sweep
 
 
 def _grid(n_runs_per_mode: int, seeds: int) -> dict:

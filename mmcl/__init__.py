@@ -4,11 +4,11 @@ The public API: :class:`SyntheticConfig`, :class:`SyntheticData`, :func:`sample_
 :func:`simulate` and its :class:`Trajectory`, :func:`decompose`, and the downstream
 :func:`evaluate`, and the batched :func:`sweep` over grids of configurations.
 """
-from .config import SyntheticConfig
-from .data import OODData, SyntheticData, sample_ood, sample_synthetic
-from .decomposition import Decomposition, decompose
-from .dynamics import DivergenceError, Trajectory, UpdateTerms, preactivations, simulate, update_terms
-from .sweep import sweep  # the function; the module stays importable as `import mmcl.sweep`
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic
+from mmcl.model.decomposition import Decomposition, decompose
+from mmcl.dynamics import DivergenceError, Trajectory, UpdateTerms, preactivations, simulate, update_terms
+from mmcl.experiments.sweep import sweep  # the function; the module stays importable as `import mmcl.experiments.sweep`
 
 __version__ = "0.1.0"
 

@@ -3,7 +3,7 @@
 Entries are keyed by a hash of ``namespace``, the parameters (anything JSON-serialisable) and
 the *code version*: a hash of every ``.py`` file of the installed ``mmcl`` package, so that a
 change of code invalidates old entries.  The folder is ``$MMCL_CACHE_DIR`` if set, else
-``<repo>/_build/cache`` (see :func:`mmcl.booksupport.repo_root`); ``MMCL_CACHE=0`` disables it.
+``<repo>/_build/cache`` (the checkout holding ``_toc.yml``); ``MMCL_CACHE=0`` disables it.
 """
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from mmcl._utils import repo_root
+
 __all__ = ["cache_dir", "code_version", "cache_key", "load_or_compute", "cache_enabled"]
 
 T = TypeVar("T")
 
 
 def cache_dir() -> Path:
-    from .booksupport import repo_root
-
     return Path(os.environ.get("MMCL_CACHE_DIR") or repo_root() / "_build" / "cache")
 
 

@@ -1,7 +1,8 @@
 """The ``mmcl`` command line.
 
-``mmcl figure fig1 --out DIR [--seeds 5] [--device cuda]`` regenerates Figure 1 without the book;
-later subcommands (ColoredMNIST, sweeps, notebooks) register themselves in :data:`COMMANDS`.
+``mmcl figure NAME --out DIR`` makes any figure of the book without building it (``mmcl figure
+--list`` lists them; ``mmcl figure fig1 --seeds 5`` is the paper's Figure 1 with its own options);
+the other subcommands (ColoredMNIST, sweeps, notebooks) register themselves in :data:`COMMANDS`.
 """
 from __future__ import annotations
 
@@ -15,34 +16,58 @@ from typing import List, Optional
 # subcommand -> "module:function" adding its parser; imported lazily so that `mmcl --help` is fast
 COMMANDS = {
     "figure": "mmcl.cli:_add_figure",
-    "coloredmnist": "mmcl.coloredmnist.cli:add_parser",
-    "sweep": "mmcl.sweep:add_parser",
-    "notebooks": "mmcl.notebooks:add_parser",
+    "coloredmnist": "mmcl.experiments.coloredmnist.cli:add_parser",
+    "sweep": "mmcl.experiments.sweep:add_parser",
+    "notebooks": "mmcl.booksupport.notebooks:add_parser",
 }
 
-FIGURES = ("fig1",)
-
-
 def _add_figure(sub) -> None:
-    p = sub.add_parser("figure", help="regenerate a figure of the paper/book",
-                       description="Regenerate a figure as PDF, SVG and PNG.")
-    p.add_argument("name", choices=FIGURES, help="which figure: fig1 = Figure 1 (synthetic dynamics)")
-    p.add_argument("--out", required=True, help="output folder (created if missing)")
-    p.add_argument("--seeds", type=int, default=5, help="number of seeds, 0..N-1 (default 5)")
+    p = sub.add_parser("figure", help="make any figure of the book (mmcl figure --list)",
+                       description="Make a figure of the book as PDF, SVG and PNG, without building the book. "
+                                   "NAME is a registered figure (mmcl figure --list), or fig1: the paper's "
+                                   "Figure 1 with --seeds/--engine/--dtype.")
+    p.add_argument("name", nargs="?", help="the figure's stable name, e.g. fig1-dynamics, stage1-noise-growth")
+    p.add_argument("--list", action="store_true", help="list the registered figures with their captions")
+    p.add_argument("--out", help="output folder (created if missing)")
+    p.add_argument("--size", default="default", choices=("tiny", "default", "full"),
+                   help="default: what the book shows on a CPU; full: MMCL_BOOK_FULL=1's sizes; tiny: seconds")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:K")
+    p.add_argument("--seeds", type=int, default=5, help="fig1 only: number of seeds, 0..N-1 (default 5)")
     p.add_argument("--engine", default="recursion", choices=("recursion", "gd", "autograd"),
-                   help="dynamics engine (default recursion: exact and fastest)")
-    p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+                   help="fig1 only: dynamics engine (default recursion: exact and fastest)")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float64"), help="fig1 only")
     p.set_defaults(func=_run_figure)
 
 
 def _run_figure(args) -> int:
-    from .config import SyntheticConfig
-    from .experiments import plot_figure1, run_figure1
+    from mmcl.figures import registry
+
+    if args.list:
+        for spec in registry.figures().values():
+            print(f"{spec.name:<28} {spec.chapter:<24} {spec.caption}")
+        return 0
+    if not args.name:
+        raise ValueError("give a figure NAME (mmcl figure --list shows them) or --list")
+    if not args.out:
+        raise ValueError("--out DIR is required to write a figure")
+    t0 = time.perf_counter()
+    if args.name == "fig1":
+        paths = _figure1(args)
+    else:
+        paths = registry.save(args.name, args.out, size=args.size, device=args.device)
+    for p in paths:
+        print(f"wrote {p}")
+    print(f"done in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _figure1(args):
+    """``mmcl figure fig1``: Figure 1 with a chosen number of seeds, engine and precision."""
+    from mmcl.model.config import SyntheticConfig
+    from mmcl.experiments.figure1 import plot_figure1, run_figure1
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
-    t0 = time.perf_counter()
     res = run_figure1(SyntheticConfig(), range(args.seeds), engine=args.engine, device=args.device,
                       dtype=args.dtype, progress=sys.stderr.isatty())
     _, paths = plot_figure1(res, args.out)
@@ -50,10 +75,7 @@ def _run_figure(args) -> int:
         f = c.final()
         print(f"{mode:>6}: loss {f['loss']:.4f}  OOD acc adapt {f['acc_adapt']:.3f} transfer {f['acc_transfer']:.3f}  "
               f"max gamma {f['max_gamma']:.3f}  max rho {f['max_rho']:.3f}")
-    for p in paths:
-        print(f"wrote {p}")
-    print(f"done in {time.perf_counter() - t0:.1f} s")
-    return 0
+    return paths
 
 
 def build_parser() -> argparse.ArgumentParser:

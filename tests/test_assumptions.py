@@ -6,9 +6,7 @@ import torch
 from scipy import integrate, special
 
 import mmcl
-from mmcl import assumptions as A
-
-
+from mmcl.proofs import assumptions as A
 @pytest.mark.parametrize("c,sigma", [(0.01, 1.0), (0.3, 0.5), (1.0, 1.0), (2.5, 0.7), (10.0, 3.0)])
 def test_lemma_b1_probability_equals_gaussian_quadrature(c, sigma):
     pdf = lambda x: math.exp(-x * x / (2 * sigma * sigma)) / (math.sqrt(2 * math.pi) * sigma)

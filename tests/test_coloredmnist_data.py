@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from mmcl.coloredmnist.data import (PALETTE, ColoredMNISTConfig, load_mnist, load_mnist_idx, make_colored_mnist,
+from mmcl.experiments.coloredmnist.data import (PALETTE, ColoredMNISTConfig, load_mnist, load_mnist_idx, make_colored_mnist,
                                     pair_swap, read_idx)
 
 
@@ -109,7 +109,7 @@ def test_load_mnist_rejects_a_missing_source(tmp_path):
 # --- the shipped digits ----------------------------------------------------------------------
 
 def test_shipped_digits_match_their_readme():
-    folder = resources.files("mmcl") / "data"
+    folder = resources.files("mmcl.experiments.coloredmnist") / "mnist"
     readme = (folder / "README.md").read_text()
     digest = hashlib.sha256((folder / "mnist_10k.npz").read_bytes()).hexdigest()
     assert digest in readme, "the README's sha256 must be the shipped file's"

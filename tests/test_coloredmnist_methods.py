@@ -5,13 +5,13 @@ import pytest
 import torch
 from torch import nn
 
-from mmcl.coloredmnist.augment import (LUMA, AugmentConfig, augment, color_jitter, hue_rotation,
+from mmcl.experiments.coloredmnist.augment import (LUMA, AugmentConfig, augment, color_jitter, hue_rotation,
                                        random_grayscale, random_resized_crop_flip)
-from mmcl.coloredmnist.data import ColoredMNISTConfig, make_colored_mnist
-from mmcl.coloredmnist.evaluate import colour_only_classifier, features, fit_probe, zero_shot_predict
-from mmcl.coloredmnist.losses import multi_positive_infonce, nt_xent
-from mmcl.coloredmnist.models import CaptionEncoder, ConvEncoder, caption_ids, caption_vectors
-from mmcl.coloredmnist.train import TrainConfig, TrainedModel, train_model
+from mmcl.experiments.coloredmnist.data import ColoredMNISTConfig, make_colored_mnist
+from mmcl.experiments.coloredmnist.evaluate import colour_only_classifier, features, fit_probe, zero_shot_predict
+from mmcl.experiments.coloredmnist.losses import multi_positive_infonce, nt_xent
+from mmcl.experiments.coloredmnist.models import CaptionEncoder, ConvEncoder, caption_ids, caption_vectors
+from mmcl.experiments.coloredmnist.train import TrainConfig, TrainedModel, train_model
 
 
 @pytest.fixture(scope="module")

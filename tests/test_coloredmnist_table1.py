@@ -4,7 +4,7 @@ import json
 import pytest
 
 from mmcl.cli import main
-from mmcl.coloredmnist.experiment import RUNS, VARIANTS, run_table1
+from mmcl.experiments.coloredmnist.experiment import RUNS, VARIANTS, run_table1
 
 
 @pytest.mark.slow

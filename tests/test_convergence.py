@@ -1,4 +1,4 @@
-"""mmcl.convergence: the comparator W* of App. C.2 and the quantities of Lemmas C.14-C.18,
+"""mmcl.proofs.single_stage2: the comparator W* of App. C.2 and the quantities of Lemmas C.14-C.18,
 computed from the coefficients, equal the same quantities computed from explicit weights and
 from autograd on the loss of Eq. (6)."""
 import math
@@ -7,9 +7,8 @@ import pytest
 import torch
 
 import mmcl
-from mmcl import convergence as cv
-from mmcl import losses
-
+from mmcl.proofs import single_stage2 as cv
+from mmcl.model import losses
 from helpers import f64
 
 

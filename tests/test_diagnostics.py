@@ -1,12 +1,11 @@
-"""mmcl.diagnostics: the stage-1 quantities of Sec. 5.1 / App. C.1 computed from the coefficients
+"""mmcl.proofs.single_stage1: the stage-1 quantities of Sec. 5.1 / App. C.1 computed from the coefficients
 equal the same quantities computed from explicit weights, and the claims of Lemma C.7 hold
 exactly where the proof's assumptions hold exactly (orthogonal noise)."""
 import pytest
 import torch
 
 import mmcl
-from mmcl import diagnostics as dg
-
+from mmcl.proofs import single_stage1 as dg
 from helpers import f64
 
 

@@ -163,12 +163,12 @@ def test_loss_masks_non_negatives_even_at_huge_logits(small_cfg, mode):
     if mode == "multi":
         state += [torch.zeros(m, dtype=torch.float64), 1e17 * torch.randn(m, n, generator=gen, dtype=torch.float64)]
     terms = update_terms(data, small_cfg, mode, *state)
-    W = mmcl.dynamics._weights(data, state[0], state[1])
+    W = mmcl.dynamics.forward._weights(data, state[0], state[1])
     if mode == "single":
-        expected = mmcl.losses.single_modal_loss(W[None], data, small_cfg.tau)[0]
+        expected = mmcl.model.losses.single_modal_loss(W[None], data, small_cfg.tau)[0]
     else:
-        Wt = mmcl.dynamics._weights(data, state[2], state[3], tilde=True)
-        expected = mmcl.losses.multi_modal_loss(W[None], Wt[None], data, small_cfg.tau)[0]
+        Wt = mmcl.dynamics.forward._weights(data, state[2], state[3], tilde=True)
+        expected = mmcl.model.losses.multi_modal_loss(W[None], Wt[None], data, small_cfg.tau)[0]
     assert expected > 1e30  # the regime the test is about
     assert abs(float(terms.loss - expected)) <= 1e-9 * float(expected)
 
@@ -189,7 +189,7 @@ def test_t1_statistic_without_the_states_in_between(small_cfg, mode, engine):
     """``t1_every=k`` records, at every k-th step and the last, exactly the statistic that
     ``measured_t1`` takes from the recorded states (min_i max_r rho, or max_r gamma), so a run that
     keeps only its first and last states finds the same end of stage 1."""
-    from mmcl.theory import measured_t1
+    from mmcl.proofs.predictions import measured_t1
     data = mmcl.SyntheticData.stack([f64(small_cfg, s) for s in range(2)])
     for k in (1, 7):
         full = mmcl.simulate(small_cfg, data, mode, engine, record_every=k)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-import mmcl.factorization as fz
+import mmcl.wider.factorisation as fz
 
 F64 = torch.float64
 

@@ -4,7 +4,7 @@ import torch
 
 import mmcl
 from mmcl.cli import main
-from mmcl.experiments import run_figure1
+from mmcl.experiments.figure1 import run_figure1
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,12 @@ import torch
 import mmcl
 from helpers import f64
 from mmcl.cli import main
-from mmcl.evaluation import evaluate_all
-from mmcl.losses import patches
-from mmcl.sweep import SweepTable, engine_agreement, expand_grid, make_draw, phase_grid, sweep
-from mmcl.theory import measured_t1, t1_formula
+from mmcl.downstream.evaluation import evaluate_all
+from mmcl.model.losses import patches
+from mmcl.experiments.sweep import SweepTable, engine_agreement, expand_grid, make_draw, phase_grid, sweep
+from mmcl.proofs.predictions import measured_t1, t1_formula
 
-msweep = importlib.import_module("mmcl.sweep")  # the module, even if the package exports a function of that name
+msweep = importlib.import_module("mmcl.experiments.sweep")  # the module, even if the package exports a function of that name
 
 TINY = mmcl.SyntheticConfig(d=120, d_tilde=100, n=12, m=6, M=5, n_epochs=60, n_test=40, n_heldout=100)
 FIELDS = ("y", "mu", "xi", "eps", "negatives", "W0", "mu_tilde", "xi_tilde", "W0_tilde")

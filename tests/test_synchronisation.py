@@ -8,10 +8,8 @@ import pytest
 import torch
 
 import mmcl
-from mmcl import synchronisation as sync
-from mmcl import theory
-
-
+from mmcl.proofs import multi_stage1 as sync
+from mmcl.proofs import predictions as theory
 def f64(cfg, seed=0):
     """A float64 draw (defined here rather than imported from conftest, whose module name another
     conftest.py under tests/ can shadow)."""

@@ -1,0 +1,97 @@
+"""The record of a run (:class:`Trajectory`), the parts of one step (:class:`UpdateTerms`), and the
+error a diverging run raises.  Shared by every engine of :mod:`mmcl.dynamics`."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+__all__ = ["Trajectory", "UpdateTerms", "DivergenceError", "MODES", "ENGINES"]
+
+MODES = ("single", "multi")
+ENGINES = ("gd", "recursion", "autograd")
+
+
+class DivergenceError(FloatingPointError):
+    """Raised when the loss or the coefficients stop being finite during a run."""
+
+
+@dataclass
+class Trajectory:
+    """A run of :func:`simulate`.  Shapes are for one draw; a batched run adds a leading ``B``.
+
+    ``steps (K,)`` are the recorded steps (every step by default, so ``K = T + 1``):
+
+    * ``loss (T+1,)`` -- the training loss at every step ``0..T``;
+    * ``gamma (K, m)``, ``rho (K, m, n)`` -- signal learning and noise memorisation of Eq. (11);
+    * ``gamma_tilde``, ``rho_tilde`` -- the same for the second network (multi mode), else None;
+    * ``lprime (K, n)``, ``lprime_neg (K, n, M)`` -- the loss derivatives of Eq. (8) (positive and
+      negatives' softmax weights), ``lprime_tilde``/``lprime_tilde_neg`` for the second network,
+      when ``record_derivatives=True``;
+    * ``W (m, d)``, ``W_tilde`` -- final weights (``gd`` and ``autograd`` only), and
+      ``weights (K, m, d)``/``weights_tilde`` when ``keep_weights=True``;
+    * ``t1_steps (S,)``, ``t1_stat (S,)`` -- with ``simulate(..., t1_every=k)``, the statistic whose
+      crossing :func:`mmcl.proofs.predictions.measured_t1` finds, at every ``k``-th step and the last, whatever
+      ``record_every``: ``min_i max_r rho_{r,i}`` (single mode) or ``max_r gamma_r`` (multi mode).
+    """
+
+    mode: str
+    engine: str
+    steps: torch.Tensor
+    loss: torch.Tensor
+    gamma: torch.Tensor
+    rho: torch.Tensor
+    gamma_tilde: Optional[torch.Tensor] = None
+    rho_tilde: Optional[torch.Tensor] = None
+    lprime: Optional[torch.Tensor] = None
+    lprime_neg: Optional[torch.Tensor] = None
+    lprime_tilde: Optional[torch.Tensor] = None
+    lprime_tilde_neg: Optional[torch.Tensor] = None
+    W: Optional[torch.Tensor] = None
+    W_tilde: Optional[torch.Tensor] = None
+    weights: Optional[torch.Tensor] = None
+    weights_tilde: Optional[torch.Tensor] = None
+    lr: Optional[torch.Tensor] = None
+    tau: Optional[torch.Tensor] = None
+    t1_steps: Optional[torch.Tensor] = None
+    t1_stat: Optional[torch.Tensor] = None
+
+    @property
+    def n_steps(self) -> int:
+        return self.loss.shape[-1] - 1
+
+    _PER_RECORD = ("gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg", "lprime_tilde",
+                   "lprime_tilde_neg", "weights", "weights_tilde")
+
+    def last(self) -> "Trajectory":
+        """The same run reduced to its final recorded step (``K = 1``); ``loss`` stays whole.
+        Used to score only the end of training with :func:`mmcl.downstream.evaluation.evaluate_all`."""
+        axis = 1 if self.loss.dim() == 2 else 0
+        fields = {name: (None if getattr(self, name) is None else getattr(self, name).narrow(axis, -1, 1))
+                  for name in self._PER_RECORD}
+        return dataclasses.replace(self, steps=self.steps[-1:], **fields)
+
+
+@dataclass
+class UpdateTerms:
+    """One step of Lemma 5.1/5.3 at a given state, split into its parts (batched shapes).
+
+    ``dgamma_pos``/``dgamma_neg (B, m)``: the positive and negative terms of the gamma update
+    (Eq. 12), so that ``gamma(t+1) = gamma(t) + dgamma_pos - dgamma_neg``; ``drho (B, m, n)``:
+    the rho update (Eq. 13); ``loss (B,)``; ``lprime (B, n)``, ``lprime_neg (B, n, M)``.
+    The ``*_tilde`` fields are the second network's (multi mode), else None.
+    """
+
+    loss: torch.Tensor
+    lprime: torch.Tensor
+    lprime_neg: torch.Tensor
+    dgamma_pos: torch.Tensor
+    dgamma_neg: torch.Tensor
+    drho: torch.Tensor
+    lprime_tilde: Optional[torch.Tensor] = None
+    lprime_tilde_neg: Optional[torch.Tensor] = None
+    dgamma_pos_tilde: Optional[torch.Tensor] = None
+    dgamma_neg_tilde: Optional[torch.Tensor] = None
+    drho_tilde: Optional[torch.Tensor] = None

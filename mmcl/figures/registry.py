@@ -1,0 +1,119 @@
+"""The registry of every figure the book shows, under its stable name.
+
+Each chapter's figures are drawn by the functions of one module named after the chapter
+(:data:`MODULES`: ``mmcl.figures.single_stage1`` for the chapter "Single-modal learning, stage 1",
+...).  Such a module defines ``FIGURES``, a list of :class:`FigureSpec`; a spec's ``make(size,
+device)`` computes what the figure needs (through the same library functions the chapter calls)
+and returns the drawn matplotlib figure.  The chapter calls the same drawing functions on the
+numbers it has computed, so the figure on the page and the one made by ``mmcl figure NAME`` are
+the same drawing.
+
+``size`` is one of :data:`SIZES`: ``"tiny"`` (seconds; the tests draw every figure so),
+``"default"`` (what the book shows on a CPU) and ``"full"`` (what ``MMCL_BOOK_FULL=1`` shows).
+
+* :func:`figures` -- every spec, by name, in book order;
+* :func:`get` -- one spec (a clear error lists the valid names);
+* :func:`make` / :func:`save` -- draw one figure, or draw and write it as PDF, SVG and PNG;
+* :func:`registry_markdown` -- the table of the book's Figures page, generated from this registry.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+__all__ = ["SIZES", "MODULES", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
+
+SIZES = ("tiny", "default", "full")
+
+# The chapters' figure modules, in the book's order.
+MODULES = (
+    "mmcl.figures.reading_guide",
+    "mmcl.figures.setting",
+    "mmcl.figures.single_stage1",
+    "mmcl.figures.single_stage2",
+    "mmcl.figures.multimodal",
+    "mmcl.figures.side_by_side",
+    "mmcl.figures.assumptions",
+    "mmcl.figures.coloredmnist",
+    "mmcl.figures.phase_diagrams",
+    "mmcl.figures.matrix_factorisation",
+    "mmcl.figures.alternating_gd",
+)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure: its stable ``name`` (the file name, ``[a-z0-9-]``), a ``caption`` for the
+    Figures page, the ``chapter`` that shows it (the file stem, e.g. ``"03_single_stage1"``), its
+    section ``label`` there (e.g. ``"sec-single-stage1"``) and ``make(size, device)``, which returns
+    a matplotlib figure.  ``shown=False`` marks a figure the chapter writes without displaying it
+    (e.g. a one-row layout for slides)."""
+
+    name: str
+    caption: str
+    chapter: str
+    label: str
+    make: Callable
+    shown: bool = True
+
+
+def _check_size(size: str) -> None:
+    if size not in SIZES:
+        raise ValueError(f"size={size!r} is unknown; valid: {', '.join(map(repr, SIZES))}")
+
+
+def figures() -> Dict[str, FigureSpec]:
+    """Every registered figure, by name, in the book's order (imports the chapters' modules)."""
+    out: Dict[str, FigureSpec] = {}
+    for module in MODULES:
+        for spec in importlib.import_module(module).FIGURES:
+            if spec.name in out:
+                raise RuntimeError(f"figure name {spec.name!r} is registered twice ({module})")
+            out[spec.name] = spec
+    return out
+
+
+def get(name: str) -> FigureSpec:
+    """The spec registered under ``name``; a ValueError lists the valid names."""
+    specs = figures()
+    if name not in specs:
+        raise ValueError(f"no figure is registered as {name!r}; valid: {', '.join(specs)} "
+                         f"(`mmcl figure --list` shows their captions)")
+    return specs[name]
+
+
+def make(name: str, size: str = "default", device: Optional[str] = None):
+    """Draw the figure ``name`` at ``size`` (see :data:`SIZES`) and return it."""
+    _check_size(size)
+    from mmcl._utils import resolve_device
+
+    dev = str(resolve_device(device))
+    return get(name).make(size, dev)
+
+
+def save(name: str, out_dir, size: str = "default", device: Optional[str] = None) -> List:
+    """Draw the figure ``name`` and write ``name.{pdf,svg,png}`` into ``out_dir``; returns the paths."""
+    import matplotlib.pyplot as plt
+
+    from mmcl.figures.style import save_figure
+
+    fig = make(name, size, device)
+    try:
+        return save_figure(fig, name, out_dir)
+    finally:
+        plt.close(fig)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def registry_markdown() -> str:
+    """The Figures page's table (MyST markdown): name (linked to the PNG of the last build),
+    caption, the chapter that shows it, and the command that makes it without the book."""
+    rows = ["| name | caption | chapter | command |", "|---|---|---|---|"]
+    for spec in figures().values():
+        rows.append(f"| <a href=\"../figures/{spec.name}.png\"><code>{spec.name}</code></a> | {_cell(spec.caption)} | "
+                    f"{{ref}}`{spec.label}` | `mmcl figure {spec.name} --out DIR` |")
+    return "\n".join(rows) + "\n"

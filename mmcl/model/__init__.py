@@ -1,0 +1,3 @@
+"""The model of Sec. 3 (the book's chapter "The setting"): the configuration, the data model and
+its OOD set, the encoders and the InfoNCE losses, and the decomposition of Eq. (11) that turns
+weights into signal learning ``gamma`` and noise memorisation ``rho``."""

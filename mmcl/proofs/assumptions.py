@@ -1,0 +1,356 @@
+"""Assumption 4.1 with its constants written out, and the anti-concentration bound of Lemmas B.1-B.2.
+
+Assumption 4.1 of the paper states seven conditions with ``O~``/``Omega~`` (constants and log factors
+hidden).  The appendix's proofs use explicit versions of most of them; :func:`check_assumption41`
+evaluates each explicit version for a :class:`~mmcl.model.config.SyntheticConfig` and says where it comes
+from (the lemma whose proof states it) or that the constant is *ours* (where the appendix gives
+none).  The failure probability ``delta`` of the high-probability statements is a parameter
+(:class:`AssumptionConfig`).
+
+Lemma B.1 (anti-concentration): for ``x ~ N(0, sigma^2)``, ``P(|x| <= c) = erf(c/(sqrt(2) sigma))``
+(:func:`anticoncentration_probability`) and, by Polya's inequality ``erf(z) <= sqrt(1 - exp(-4 z^2/pi))``,
+``P(|x| <= c) <= sqrt(1 - exp(-2 c^2/(pi sigma^2)))`` (:func:`anticoncentration_bound`).  The paper
+prints ``P = 2 erf(...)`` and the bound with a factor 2; the book's chapter on the assumptions shows
+with sympy that the factor is not needed (``factor=2`` reproduces the printed bound).
+
+Lemma B.2 turns the bound into a lower bound on ``|<w_r(0), mu>|`` for all ``m`` neurons;
+:func:`lemma_b2_margin`, :func:`lemma_b2_min_d` and :func:`lemma_b2_probability` evaluate it.
+"""
+from __future__ import annotations
+
+import math
+import html
+from dataclasses import dataclass
+from typing import List, Optional, Union
+
+import torch
+
+from mmcl.model.config import SyntheticConfig
+from mmcl.proofs.predictions import C_MU_THRESHOLD
+
+__all__ = ["AssumptionConfig", "Condition", "anticoncentration_probability", "anticoncentration_bound",
+           "lemma_b2_margin", "lemma_b2_min_d", "lemma_b2_failure_bound", "lemma_b2_probability",
+           "proof_exponent_single", "proof_exponent_multi", "c_mu_threshold", "check_assumption41",
+           "conditions_markdown", "conditions_html", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
+
+C_MU_PAPER = C_MU_THRESHOLD  # Assumption 4.1(7), under the name of this module's tables
+N_SNR2_SINGLE_MAX = 1.8  # proof of Lemma 5.2: n SNR^2 <= 1.8
+N_SNR2_MULTI_MIN = 1.7  # proof of Lemma 5.4: n SNR^2 >= 1.7
+_RATIO = 1.06 / 0.48  # the "2.21" of the proof of Lemma 5.4: noise rate 1.06 over signal rate 0.48
+
+Number = Union[float, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class AssumptionConfig:
+    """Parameters of the explicit conditions that the paper leaves free."""
+
+    # failure probability delta of the high-probability lemmas (ours: a generous 0.1; the theorems'
+    # own 1 - 1/d means delta = 1/d, which makes conditions (1b) and (3a) incompatible, see the book)
+    delta: float = 0.1
+    c_ell: float = 1.01  # C_l of Lemma D.1, the value the proof of Lemma D.8 picks (the paper's)
+    slack: float = 0.01  # allowance for O(eta^2) terms in the proofs of Lemmas 5.2/5.4 (the paper's 0.01)
+
+    def __post_init__(self) -> None:
+        for name, lo, hi in (("delta", 0.0, 1.0), ("slack", 0.0, 0.5)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v < hi:
+                raise ValueError(f"AssumptionConfig.{name} must lie in ({lo}, {hi}), got {v!r}")
+        v = self.c_ell
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 1.0 <= v < math.inf:
+            raise ValueError(f"AssumptionConfig.c_ell must be a finite number >= 1, got {v!r}")
+
+
+@dataclass
+class Condition:
+    """One explicit condition: ``key`` (e.g. ``"1a"``; the digit is the item of Assumption 4.1),
+    ``paper`` (the item as the paper states it), ``explicit`` (the inequality evaluated), ``source``
+    (the lemma whose proof states it, or ``"ours"``), ``lhs`` ``relation`` ``rhs`` with
+    ``relation`` in ``{"<=", ">="}``, and ``holds``."""
+
+    key: str
+    paper: str
+    explicit: str
+    source: str
+    lhs: float
+    relation: str
+    rhs: float
+    holds: bool
+
+    @property
+    def factor(self) -> float:
+        """The margin ``rhs/lhs`` (for ``<=``) or ``lhs/rhs`` (for ``>=``), which is at least 1 exactly when
+        the condition holds (for positive sides)."""
+        if self.relation == "<=":
+            return self.rhs / self.lhs if self.lhs != 0 else math.inf
+        return self.lhs / self.rhs if self.rhs != 0 else math.inf
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma B.1: anti-concentration of a centred Gaussian
+# --------------------------------------------------------------------------------------------
+def _check_c_sigma(c, sigma) -> None:
+    for name, v, strict in (("c", c, False), ("sigma", sigma, True)):
+        if isinstance(v, torch.Tensor):
+            ok = bool((v > 0).all()) if strict else bool((v >= 0).all())
+            ok = ok and bool(torch.isfinite(v).all())
+        elif isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"{name} must be a number or a tensor, got {type(v).__name__}")
+        else:
+            ok = (v > 0 if strict else v >= 0) and math.isfinite(v)
+        if not ok:
+            raise ValueError(f"{name} must be finite and {'> 0' if strict else '>= 0'}, got {v!r}")
+
+
+def _as64(v) -> torch.Tensor:
+    return torch.as_tensor(v, dtype=torch.float64)
+
+
+def anticoncentration_probability(c: Number, sigma: Number) -> torch.Tensor:
+    """Lemma B.1 (corrected): ``P(|x| <= c) = erf(c / (sqrt(2) sigma))`` for ``x ~ N(0, sigma^2)``.
+    ``c`` and ``sigma`` are numbers or tensors (broadcast); the result is a float64 tensor."""
+    _check_c_sigma(c, sigma)
+    return torch.special.erf(_as64(c) / (math.sqrt(2) * _as64(sigma)))
+
+
+def anticoncentration_bound(c: Number, sigma: Number, factor: float = 1.0) -> torch.Tensor:
+    """Lemma B.1's upper bound ``factor * sqrt(1 - exp(-2 c^2 / (pi sigma^2)))`` on ``P(|x| <= c)``, a
+    float64 tensor.  ``factor=1`` is the bound that follows from Polya's inequality; ``factor=2`` is
+    the paper's print."""
+    _check_c_sigma(c, sigma)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
+        raise ValueError(f"factor must be a number > 0, got {factor!r}")
+    return factor * torch.sqrt(-torch.expm1(-2 * _as64(c) ** 2 / (math.pi * _as64(sigma) ** 2)))
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma B.2: every neuron's initial signal preactivation is bounded away from 0
+# --------------------------------------------------------------------------------------------
+def _check_delta(delta) -> float:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise ValueError(f"delta must be a probability in (0, 1), got {delta!r}")
+    return float(delta)
+
+
+def _modality(cfg: SyntheticConfig, tilde: bool):
+    """``(d, sigma_xi, ||mu||)`` of the modality."""
+    if tilde:
+        return cfg.d_tilde, cfg.sigma_xi_tilde, cfg.mu_tilde_norm
+    return cfg.d, cfg.sigma_xi, cfg.mu_norm
+
+
+def lemma_b2_margin(cfg: SyntheticConfig, delta: float, tilde: bool = False) -> float:
+    """The margin ``c = 100 SNR sqrt(8 log(6n/delta)/d) n`` that Lemma B.2 puts under every
+    ``|<w_r(0), mu>|`` (``tilde=True``: the second modality's ``SNR~``, ``d~``)."""
+    cfg = _cfg(cfg)
+    delta = _check_delta(delta)
+    d, s, mu = _modality(cfg, tilde)
+    snr = mu / (s * math.sqrt(d))
+    return 100 * snr * math.sqrt(8 * math.log(6 * cfg.n / delta) / d) * cfg.n
+
+
+def lemma_b2_failure_bound(cfg: SyntheticConfig, delta: float, factor: float = 2.0, tilde: bool = False) -> float:
+    """The union bound of the proof of Lemma B.2 on ``P(some r has |<w_r(0), mu>| <= c)``:
+    ``m * anticoncentration_bound(c, sigma0 ||mu||, factor)``; the lemma needs it ``<= delta``.
+    ``factor=2`` is the paper's, ``factor=1`` the corrected bound."""
+    cfg = _cfg(cfg)
+    _, _, mu = _modality(cfg, tilde)
+    return cfg.m * float(anticoncentration_bound(lemma_b2_margin(cfg, delta, tilde), cfg.sigma0 * mu, factor))
+
+
+def lemma_b2_min_d(cfg: SyntheticConfig, delta: float, factor: float = 2.0, tilde: bool = False) -> float:
+    """The smallest ``d`` for which :func:`lemma_b2_failure_bound` is ``<= delta``, i.e. Lemma B.2's
+    condition ``d >= 400 n/(sigma0 sigma_xi) sqrt(log(6n/delta) / (-pi log(1 - delta^2/(factor^2 m^2))))``
+    (``factor=2`` gives the paper's ``4 m^2``).  The other parameters are those of ``cfg``."""
+    cfg = _cfg(cfg)
+    delta = _check_delta(delta)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
+        raise ValueError(f"factor must be a number > 0, got {factor!r}")
+    _, s, _ = _modality(cfg, tilde)
+    q = (delta / (factor * cfg.m)) ** 2
+    if q >= 1:
+        return 0.0  # the union bound holds for any d
+    return 400 * cfg.n / (cfg.sigma0 * s) * math.sqrt(math.log(6 * cfg.n / delta) / (-math.pi * math.log1p(-q)))
+
+
+def lemma_b2_probability(cfg: SyntheticConfig, delta: float, tilde: bool = False) -> float:
+    """The exact probability of Lemma B.2's conclusion, ``P(|<w_r(0), mu>| >= c for all r)`` =
+    ``erfc(c / (sqrt(2) sigma0 ||mu||))^m`` (the ``m`` neurons are independent)."""
+    cfg = _cfg(cfg)
+    _, _, mu = _modality(cfg, tilde)
+    c = lemma_b2_margin(cfg, delta, tilde)
+    return math.erfc(c / (math.sqrt(2) * cfg.sigma0 * mu)) ** cfg.m
+
+
+# --------------------------------------------------------------------------------------------
+# The scale gap at the end of stage 1 (proofs of Lemmas 5.2 and 5.4)
+# --------------------------------------------------------------------------------------------
+def _cfg(cfg) -> SyntheticConfig:
+    if not isinstance(cfg, SyntheticConfig):
+        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    return cfg
+
+
+def proof_exponent_single(cfg: SyntheticConfig) -> float:
+    """``log(1 + 0.52 eta ||mu||^2/(m tau)) / log(1 + 0.96 eta sigma_xi^2 d/(n m tau))``: the power of
+    ``1/(sigma0 sigma_xi sqrt d)`` by which signal learning can grow while noise memorisation
+    reaches ``Omega(1)`` (proof of Lemma 5.2).  The proof needs it ``<= 1``; to first order in
+    ``eta`` it is ``0.54 n SNR^2``, whence the paper's ``n SNR^2 <= 1.8``."""
+    cfg = _cfg(cfg)
+    sig = 0.52 * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
+    noi = 0.96 * cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+    return math.log1p(sig) / math.log1p(noi)
+
+
+def proof_exponent_multi(cfg: SyntheticConfig) -> float:
+    """``log(1 + 1.06 eta sigma_xi^2 d/(n m tau)) / log(1 + 0.48 C_mu eta ||mu||^2/(m tau))``: the
+    power of ``20/(sigma0 ||mu||)`` by which noise memorisation can grow while signal learning
+    reaches ``Omega(1)`` (proof of Lemma 5.4).  The proof needs it ``<= 1/2`` (so that ``max Psi(T1)
+    = O~(1/sqrt n)``); to first order in ``eta`` it is ``2.21/(C_mu n SNR^2)``."""
+    cfg = _cfg(cfg)
+    noi = 1.06 * cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+    sig = 0.48 * cfg.c_mu * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
+    return math.log1p(noi) / math.log1p(sig)
+
+
+def c_mu_threshold(n_snr2: float, exponent: float = 0.5, slack: float = 0.01) -> float:
+    """The smallest ``C_mu`` with ``2.21/(C_mu n SNR^2) + slack <= exponent`` (proof of Lemma 5.4, first
+    order in ``eta``, ``2.21 = 1.06/0.48``).  At ``n SNR^2 = 1.7`` it is 2.65, the paper's "2.66"."""
+    for name, v in (("n_snr2", n_snr2), ("exponent", exponent)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
+            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+    if isinstance(slack, bool) or not isinstance(slack, (int, float)) or not 0 <= slack < exponent:
+        raise ValueError(f"slack must lie in [0, exponent={exponent}), got {slack!r}")
+    return _RATIO / ((exponent - slack) * n_snr2)
+
+
+# --------------------------------------------------------------------------------------------
+# Assumption 4.1, item by item
+# --------------------------------------------------------------------------------------------
+def _cond(key, paper, explicit, source, lhs, relation, rhs) -> Condition:
+    holds = lhs <= rhs if relation == "<=" else lhs >= rhs
+    return Condition(key=key, paper=paper, explicit=explicit, source=source, lhs=float(lhs), relation=relation,
+                     rhs=float(rhs), holds=bool(holds))
+
+
+def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = AssumptionConfig()) -> List[Condition]:
+    """Every condition of Assumption 4.1 in the explicit form its proofs use, evaluated for ``cfg``.
+
+    Items and sources (``delta`` from ``acfg``; "ours" where the appendix gives no constant):
+
+    * (1) ``d >= Omega~(max{n^2, n/(sigma0 sigma_xi), 1/(sigma0^2 ||mu||^2)})``: 1a ``d > n^2 log(6n^2/delta)``
+      (proof of Lemma C.2); 1b Lemma B.2's bound (:func:`lemma_b2_min_d`, paper's factor 2), and 1b~
+      for the second modality; 1c ``d >= 1/(sigma0^2 ||mu||^2)`` (ours: constant 1, no log);
+      1d ``d > 10000 log(6n^2/delta)`` (proof of Lemma D.8);
+    * (2) ``eta <= O(min{m/||mu||^2, n m/(sigma_xi^2 d)})``: 2a ``eta <= n m tau/(12 sigma_xi^2 d)``
+      (proof of Proposition C.13); 2b ``eta <= m tau/||mu||^2`` (ours: constant 1, with the ``tau``
+      that 2a carries);
+    * (3) ``sigma0 <= O~(1/max{sigma_xi sqrt d, ||mu||})``: 3a ``sigma0 <= 1/(2 sqrt(log(8mn/delta))
+      sigma_xi sqrt d)`` (proof of Lemma C.2); 3b ``sigma0 <= 1/(2 sqrt(2 log(8m/delta)) ||mu||)``
+      (proof of Lemma D.4); 3c ``sigma0 <= 1/(2 sqrt(log(8mn/delta)) sigma_eps sqrt d)`` (Lemma C.2);
+    * (4) ``m, n >= Omega~(1)``: 4a ``n >= 2500 log(4/delta)`` (Lemmas C.4, D.4); 4b ``n >= 1.28e6
+      log(4/delta)`` (proof of Lemma D.8); 4c ``M >= 100 C_l - 1`` (proofs of Lemmas C.11, D.8);
+      4d ``m >= log(1/delta)`` (ours: Lemma B.4's ``Omega(log(1/delta))`` with constant 1);
+    * (5) ``sigma_eps <= min{Theta~(||mu||), sigma_xi/Omega~(1)}``: 5a ``sigma_eps <= ||mu||/sqrt(2
+      log(6n/delta))`` and 5b ``sigma_eps < sigma_xi`` (proof of Lemma C.2);
+    * (6) ``n SNR^2 = Theta(1)``: 6a ``n SNR^2 <= 1.8`` (proof of Lemma 5.2) and 6a' its exact form
+      :func:`proof_exponent_single` ``<= 1``; 6b ``n SNR^2 >= 1.7`` (proof of Lemma 5.4);
+    * (7) ``C_mu >= 2.66``: 7a as stated; 7b ``C_mu >= c_mu_threshold(n SNR^2)`` (the proof's
+      condition at this ``n SNR^2``); 7c its exact form :func:`proof_exponent_multi` ``<= 1/2``.
+    """
+    cfg = _cfg(cfg)
+    if not isinstance(acfg, AssumptionConfig):
+        raise ValueError(f"acfg must be an AssumptionConfig, got {type(acfg).__name__}")
+    dl = acfg.delta
+    n, m, d, M = cfg.n, cfg.m, cfg.d, cfg.M
+    s, s0, eta, tau = cfg.sigma_xi, cfg.sigma0, cfg.lr, cfg.tau
+    mu = cfg.mu_norm
+    nsnr2 = cfg.n_snr2
+    L = math.log
+    P1 = "d ≥ Ω~(max{n², n/(σ₀σ_ξ), 1/(σ₀²‖μ‖²)})"
+    P2 = "η ≤ O(min{m/‖μ‖², nm/(σ_ξ²d)})"
+    P3 = "σ₀ ≤ O~(1/max{σ_ξ√d, ‖μ‖})"
+    P4 = "m, n ≥ Ω~(1)"
+    P5 = "σ_ε ≤ min{Θ~(‖μ‖), σ_ξ/Ω~(1)}"
+    P6 = "n·SNR² = Θ(1)"
+    P7 = "C_μ ≥ 2.66"
+    return [
+        _cond("1a", P1, "d > n² log(6n²/δ)", "proof of Lemma C.2", d, ">=", n ** 2 * L(6 * n ** 2 / dl)),
+        _cond("1b", P1, "d ≥ 400n/(σ₀σ_ξ)·√(log(6n/δ)/(−π log(1−δ²/4m²)))",
+              "Lemma B.2", d, ">=", lemma_b2_min_d(cfg, dl)),
+        _cond("1b~", P1, "1b for modality 2 (d~, σ_ξ~)", "Lemma B.2", cfg.d_tilde, ">=",
+              lemma_b2_min_d(cfg, dl, tilde=True)),
+        _cond("1c", P1, "d ≥ 1/(σ₀²‖μ‖²)", "ours", d, ">=", 1 / (s0 * mu) ** 2),
+        _cond("1d", P1, "d > 10⁴ log(6n²/δ)", "proof of Lemma D.8", d, ">=", 1e4 * L(6 * n ** 2 / dl)),
+        _cond("2a", P2, "η ≤ nmτ/(12σ_ξ²d)", "proof of Prop. C.13", eta, "<=",
+              n * m * tau / (12 * s ** 2 * d)),
+        _cond("2b", P2, "η ≤ mτ/‖μ‖²", "ours", eta, "<=", m * tau / mu ** 2),
+        _cond("3a", P3, "σ₀ ≤ 1/(2√log(8mn/δ)·σ_ξ√d)", "proof of Lemma C.2", s0, "<=",
+              1 / (2 * math.sqrt(L(8 * m * n / dl)) * s * math.sqrt(d))),
+        _cond("3b", P3, "σ₀ ≤ 1/(2√(2 log(8m/δ))·‖μ‖)", "proof of Lemma D.4", s0, "<=",
+              1 / (2 * math.sqrt(2 * L(8 * m / dl)) * mu)),
+        _cond("3c", P3, "σ₀ ≤ 1/(2√log(8mn/δ)·σ_ε√d)", "proof of Lemma C.2", s0, "<=",
+              1 / (2 * math.sqrt(L(8 * m * n / dl)) * cfg.sigma_eps * math.sqrt(d))),
+        _cond("4a", P4, "n ≥ 2500 log(4/δ)", "Lemmas C.4, D.4", n, ">=", 2500 * L(4 / dl)),
+        _cond("4b", P4, "n ≥ 1.28·10⁶ log(4/δ)", "proof of Lemma D.8", n, ">=", 1.28e6 * L(4 / dl)),
+        _cond("4c", P4, "M ≥ 100 C_ℓ − 1", "proofs of Lemmas C.11, D.8", M, ">=", 100 * acfg.c_ell - 1),
+        _cond("4d", P4, "m ≥ log(1/δ)", "ours", m, ">=", L(1 / dl)),
+        _cond("5a", P5, "σ_ε ≤ ‖μ‖/√(2 log(6n/δ))", "proof of Lemma C.2", cfg.sigma_eps, "<=",
+              mu / math.sqrt(2 * L(6 * n / dl))),
+        _cond("5b", P5, "σ_ε < σ_ξ", "proof of Lemma C.2", cfg.sigma_eps, "<=", s),
+        _cond("6a", P6, "n·SNR² ≤ 1.8", "proof of Lemma 5.2", nsnr2, "<=", N_SNR2_SINGLE_MAX),
+        _cond("6a'", P6, "log(1+0.52η‖μ‖²/(mτ)) / log(1+0.96ησ_ξ²d/(nmτ)) ≤ 1",
+              "proof of Lemma 5.2", proof_exponent_single(cfg), "<=", 1.0),
+        _cond("6b", P6, "n·SNR² ≥ 1.7", "proof of Lemma 5.4", nsnr2, ">=", N_SNR2_MULTI_MIN),
+        _cond("7a", P7, "C_μ ≥ 2.66", "Assumption 4.1(7)", cfg.c_mu, ">=", C_MU_PAPER),
+        _cond("7b", P7, "C_μ ≥ 2.21/((0.5 − 0.01)·n·SNR²)", "proof of Lemma 5.4", cfg.c_mu, ">=",
+              c_mu_threshold(nsnr2, 0.5, acfg.slack)),
+        _cond("7c", P7, "log(1+1.06ησ_ξ²d/(nmτ)) / log(1+0.48C_μη‖μ‖²/(mτ)) ≤ 1/2",
+              "proof of Lemma 5.4", proof_exponent_multi(cfg), "<=", 0.5),
+    ]
+
+
+def _fmt(x: float) -> str:
+    if x == 0 or (1e-3 <= abs(x) < 1e5):
+        return f"{x:.4g}"
+    return f"{x:.2e}"
+
+
+_HEADER = ("item", "explicit condition", "source", "left", "right", "holds", "factor")
+
+
+def _check_conditions(conditions) -> None:
+    if not isinstance(conditions, (list, tuple)) or not all(isinstance(c, Condition) for c in conditions):
+        raise ValueError("conditions must be a list of Condition")
+
+
+def _cells(c: Condition) -> tuple:
+    return (c.key, c.explicit, c.source, _fmt(c.lhs), f"{'≤' if c.relation == '<=' else '≥'} {_fmt(c.rhs)}",
+            "yes" if c.holds else "no", _fmt(c.factor))
+
+
+def conditions_html(conditions: List[Condition]) -> str:
+    """An HTML table of :func:`check_assumption41`'s conditions, failing rows in bold (for a
+    notebook's or the book's display: HTML renders in both, where a markdown table in an output
+    may not)."""
+    _check_conditions(conditions)
+    head = "".join(f"<th>{h}</th>" for h in _HEADER)
+    rows = []
+    for c in conditions:
+        cells = [html.escape(x) for x in _cells(c)]
+        if not c.holds:
+            cells[5] = f"<strong>{cells[5]}</strong>"
+        rows.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+    return f'<table class="table" style="font-size: 85%"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def conditions_markdown(conditions: List[Condition]) -> str:
+    """A markdown table of :func:`check_assumption41`'s conditions, failing rows in bold."""
+    _check_conditions(conditions)
+    rows = ["| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
+    for c in conditions:
+        cells = [x.replace("|", "\\|") for x in _cells(c)]
+        if not c.holds:
+            cells[5] = f"**{cells[5]}**"
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)

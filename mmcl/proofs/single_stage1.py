@@ -1,0 +1,459 @@
+"""Diagnostics of the proofs' first stage, evaluated along a simulated run (Sec. 5.1, App. C.1).
+
+The proofs of Lemmas 5.2 and 5.4 track a few derived quantities of the weights rather than the
+weights themselves.  This module computes them from a :class:`~mmcl.dynamics.trajectory.Trajectory` (any
+engine: only the coefficients ``gamma``, ``rho`` of Eq. (11) are used, through
+:func:`mmcl.dynamics.forward.preactivations`, so a run of the ``recursion`` engine suffices):
+
+* :func:`preactivation_history` -- ``<w_r(t), mu>``, ``<w_r(t), xi_i>`` (and ``<w_r(t), xi_i + eps_i>``)
+  at every recorded step;
+* :func:`sign_sets` -- ``U_+(t) = {r : <w_r(t), mu> > 0}``, ``U_-(t)``, and the noise index sets
+  ``I_{r,+}(t) = {i : <w_r(t), xi_i> > 0}``, ``I_{r,-}(t)`` (Sec. 5.1; Lemmas C.3 and C.7 claim they
+  never change); :func:`count_changes`, :func:`ever_changed` to test that claim;
+  :func:`signal_sign_agreement` for the two networks of the multi-modal model (Sec. 5.2);
+* :func:`rho_on_negative_init` -- ``max |rho_{r,i}(t)|`` over ``i in I_{r,-}(0)`` (Lemma C.7: zero);
+* :func:`psi` -- ``Psi_{r,i}(t) = rho_{r,i}(t) + <w_r(0), xi_i>`` (App. C.1.2) and
+  :func:`positive_noise_memorization`, its average over the neurons that start positive on
+  ``xi_i`` (the quantity of the proof of Lemma 5.2, bounded below by ``(1 + 0.96 s)^t 0.2 sigma0
+  sigma_xi sqrt(d)``);
+* :func:`noise_totals` -- ``B_{r,+}(t)``, ``B_{r,-}(t)`` of Sec. 5.1, and :func:`b_coefficients`,
+  the exact split of their one-step growth into ``s (a B_same - b B_other)`` with measured ``a``,
+  ``b`` (Sec. 5.1 says ``a ~ 1``, ``b ~ 1/2``); :func:`b_dynamics_prediction` gives the values for
+  uniform loss derivatives;
+* :func:`without_cross_terms` -- a copy of a draw with the noise vectors made orthogonal to each
+  other and to ``mu`` (norms kept): the idealisation under which the appendix's cross terms
+  ``<xi_i, xi_k>``, ``<xi_i, mu>`` vanish, to separate finite-``d`` effects from the lemmas' logic;
+* :func:`fit_growth_rate` -- the per-step rate ``r`` of a log-linear fit ``v(t) ~ C (1 + r)^t``;
+* rates the appendix uses: :func:`noise_step_scale` (``s = eta sigma_xi^2 d/(n m tau)``),
+  :func:`b_minus_upper_rate` (``1.05 s``) and :func:`signal_upper_rate_single`
+  (``0.52 eta ||mu||^2/(m tau)``); the noise lower rate ``0.96 s`` is
+  :func:`mmcl.proofs.predictions.single_growth_rate`.
+
+Shapes: for one draw, quantities over time carry ``K`` (the recorded steps, ``traj.steps``) first:
+``signal (K, m)``, ``noise (K, m, n)``; a batched trajectory adds a leading ``B``, exactly as
+:class:`~mmcl.dynamics.trajectory.Trajectory` does.  All functions take ``tilde=True`` to use the second
+network of a multi-modal run (``gamma_tilde``, ``rho_tilde``, ``mu~``, ``xi~``, ``W0~``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import SyntheticData
+from mmcl.dynamics import Trajectory, preactivations
+from mmcl.model.losses import relu as relu_
+
+__all__ = ["PreactivationHistory", "preactivation_history", "SignSets", "sign_sets", "count_changes",
+           "ever_changed", "signal_sign_agreement", "without_cross_terms", "rho_on_negative_init", "psi",
+           "positive_noise_memorization", "NoiseTotals", "noise_totals", "BCoefficients", "b_coefficients",
+           "b_dynamics_prediction", "GrowthFit", "fit_growth_rate", "noise_step_scale", "b_minus_upper_rate",
+           "signal_upper_rate_single"]
+
+
+# --------------------------------------------------------------------------------------------
+# Argument handling
+# --------------------------------------------------------------------------------------------
+def _check(traj: Trajectory, data: SyntheticData, tilde: bool):
+    if not isinstance(traj, Trajectory):
+        raise ValueError(f"traj must be a Trajectory, got {type(traj).__name__}")
+    if not isinstance(data, SyntheticData):
+        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
+    if tilde and (traj.gamma_tilde is None or not data.has_tilde):
+        raise ValueError("tilde=True needs a multi-modal trajectory (gamma_tilde, rho_tilde) and data with "
+                         "the second modality")
+    gamma = traj.gamma_tilde if tilde else traj.gamma
+    rho = traj.rho_tilde if tilde else traj.rho
+    batched = gamma.dim() == 3
+    if batched != data.batched:
+        raise ValueError(f"traj is {'batched' if batched else 'unbatched'} but data is "
+                         f"{'batched' if data.batched else 'unbatched'}; pass the data the run was made from")
+    if rho.shape[-1] != data.n or gamma.shape[-1] != data.m:
+        raise ValueError(f"traj has m={gamma.shape[-1]}, n={rho.shape[-1]} but data has m={data.m}, n={data.n}")
+    return gamma, rho, batched
+
+
+def _time_first(x: torch.Tensor, batched: bool) -> torch.Tensor:
+    """(B, K, ...) -> (K, B, ...) so that time precedes the batch dims of ``data``."""
+    return x.transpose(0, 1) if batched else x
+
+
+def _batch_first(x: torch.Tensor, batched: bool) -> torch.Tensor:
+    return x.transpose(0, 1) if batched else x
+
+
+def without_cross_terms(data: SyntheticData) -> SyntheticData:
+    """A copy of ``data`` whose noise vectors ``xi_i (n, d)`` are replaced by orthogonal ones of the
+    same norms, all orthogonal to ``mu`` (Gram-Schmidt, in float64, of ``[mu, xi_1, ..., xi_n]``, in
+    that order, so each ``xi_i`` keeps its component outside ``span{mu, xi_1..xi_{i-1}}``).  The
+    appendix bounds ``|<xi_i, xi_k>|/||xi_k||^2`` and ``|<xi_i, mu>|/||xi_i||^2`` by ``O~(d^{-1/2})``
+    and then treats them as negligible; on this copy they are exactly 0, so e.g. Lemmas C.3 and C.7
+    must hold exactly.  Everything else (labels, eps, negatives, W0, the second modality, OOD set)
+    is kept.  Needs ``n + 1 <= d``; batched data is handled draw by draw."""
+    if not isinstance(data, SyntheticData):
+        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
+    if data.n + 1 > data.d:
+        raise ValueError(f"without_cross_terms needs n + 1 <= d, got n={data.n}, d={data.d}")
+    if data.batched:
+        return SyntheticData.stack([without_cross_terms(data[b]) for b in range(data.batch_size)])
+    f64 = torch.float64
+    A = torch.cat([data.mu[None], data.xi], 0).to(f64).T  # (d, n+1)
+    Qm, R = torch.linalg.qr(A)  # A = Q R, column k of Q spans the new direction of column k
+    norms = data.xi.to(f64).norm(dim=-1)  # (n,)
+    sign = torch.sign(torch.diagonal(R)[1:])
+    sign = torch.where(sign == 0, torch.ones_like(sign), sign)
+    xi = (Qm[:, 1:] * (sign * norms)).T.to(data.dtype)  # (n, d)
+    fields = {name: getattr(data, name) for name in SyntheticData._SPEC}
+    fields["xi"] = xi
+    return SyntheticData(**fields, ood=data.ood)
+
+
+# --------------------------------------------------------------------------------------------
+# Preactivations and sign sets
+# --------------------------------------------------------------------------------------------
+@dataclass
+class PreactivationHistory:
+    """Inner products of the weights with the training vectors at every recorded step.
+
+    ``steps (K,)``; ``signal (..., K, m)`` = ``<w_r(t), mu>``; ``noise (..., K, m, n)`` =
+    ``<w_r(t), xi_i>``; ``noise_aug (..., K, m, n)`` = ``<w_r(t), xi_i + eps_i>`` (single modality
+    only, when asked for, else None); ``tilde`` tells which network.  ``...`` is the batch ``B``
+    of a batched run (absent for one draw).
+    """
+
+    steps: torch.Tensor
+    signal: torch.Tensor
+    noise: torch.Tensor
+    noise_aug: Optional[torch.Tensor] = None
+    tilde: bool = False
+
+
+def preactivation_history(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
+                          with_augmented: bool = False) -> PreactivationHistory:
+    """``<w_r(t), mu>`` and ``<w_r(t), xi_i>`` along ``traj`` from the coefficients of Eq. (11),
+    via :func:`mmcl.dynamics.forward.preactivations` (exact for every engine).
+
+    ``with_augmented=True`` adds ``<w_r(t), xi_i + eps_i>`` (the augmented positive's noise patch,
+    Eq. 5), which only exists for the first modality.  Computed in the trajectory's dtype.
+    """
+    gamma, rho, batched = _check(traj, data, tilde)
+    if with_augmented and tilde:
+        raise ValueError("with_augmented=True is for the first modality only (eps exists only there)")
+    data = data.to(device=gamma.device, dtype=gamma.dtype)
+    g, r = _time_first(gamma, batched), _time_first(rho, batched)
+    mu, xi = (data.mu_tilde, data.xi_tilde) if tilde else (data.mu, data.xi)
+    signal = preactivations(data, g, r, mu[..., None, :], tilde=tilde)[..., 0]  # (K, B.., m)
+    noise = preactivations(data, g, r, xi, tilde=tilde)  # (K, B.., m, n)
+    aug = preactivations(data, g, r, xi + data.eps) if with_augmented else None
+    return PreactivationHistory(steps=traj.steps, signal=_batch_first(signal, batched),
+                                noise=_batch_first(noise, batched),
+                                noise_aug=None if aug is None else _batch_first(aug, batched), tilde=tilde)
+
+
+@dataclass
+class SignSets:
+    """The sign sets of Sec. 5.1 as boolean masks over the recorded steps.
+
+    ``U_plus (..., K, m)``: ``r in U_+(t)``, i.e. ``<w_r(t), mu> > 0``; ``U_minus``: ``< 0``.
+    ``I_plus (..., K, m, n)``: ``i in I_{r,+}(t)``, i.e. ``<w_r(t), xi_i> > 0``; ``I_minus``: ``< 0``.
+    (An exact zero belongs to neither set.)  ``steps (K,)``.
+    """
+
+    steps: torch.Tensor
+    U_plus: torch.Tensor
+    U_minus: torch.Tensor
+    I_plus: torch.Tensor
+    I_minus: torch.Tensor
+
+
+def sign_sets(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
+              history: Optional[PreactivationHistory] = None) -> SignSets:
+    """``U_+(t)``, ``U_-(t)`` and ``I_{r,+}(t)``, ``I_{r,-}(t)`` (Sec. 5.1, Lemmas C.3, C.7) at every
+    recorded step.  Pass ``history`` (from :func:`preactivation_history`) to reuse it."""
+    h = history if history is not None else preactivation_history(traj, data, tilde=tilde)
+    return SignSets(steps=h.steps, U_plus=h.signal > 0, U_minus=h.signal < 0,
+                    I_plus=h.noise > 0, I_minus=h.noise < 0)
+
+
+def _check_mask(mask: torch.Tensor, time_dim: int) -> None:
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise ValueError("mask must be a boolean tensor (e.g. SignSets.U_plus)")
+    if mask.dim() < 1 or not -mask.dim() <= time_dim < mask.dim():
+        raise ValueError(f"time_dim={time_dim} is out of range for a mask of shape {tuple(mask.shape)}")
+
+
+def count_changes(mask: torch.Tensor, time_dim: int) -> torch.Tensor:
+    """How many entries of ``mask`` differ from their value at the first recorded step, at each
+    step: ``mask (..., K, *E)`` with time at ``time_dim`` -> ``(..., K)`` int64 (the entries ``E``
+    summed out).  Lemma C.3 (``U_+``, ``U_-``) and Lemma C.7 (``I_{r,-}``) say: all zeros.
+
+    Use ``time_dim=-2`` for ``U_plus (..., K, m)`` and ``time_dim=-3`` for ``I_plus (..., K, m, n)``.
+    """
+    _check_mask(mask, time_dim)
+    td = time_dim % mask.dim()
+    first = mask.narrow(td, 0, 1)
+    diff = mask != first
+    return diff.flatten(td + 1).sum(-1) if td + 1 < mask.dim() else diff.to(torch.int64)
+
+
+def ever_changed(mask: torch.Tensor, time_dim: int) -> torch.Tensor:
+    """``(..., *E)`` bool: whether each entry of ``mask`` ever differs from its first recorded value
+    (``time_dim`` as in :func:`count_changes`)."""
+    _check_mask(mask, time_dim)
+    td = time_dim % mask.dim()
+    return (mask != mask.narrow(td, 0, 1)).any(td)
+
+
+def signal_sign_agreement(traj: Trajectory, data: SyntheticData) -> torch.Tensor:
+    """Multi-modal runs (Sec. 5.2): ``(..., K, m)`` bool, True where neuron ``r`` is *synchronised*,
+    i.e. ``r in (U_+(t) & U~_+(t)) | (U_-(t) & U~_-(t))`` (``<w_r, mu>`` and ``<w~_r, mu~>`` share a
+    strict sign)."""
+    a = preactivation_history(traj, data).signal
+    b = preactivation_history(traj, data, tilde=True).signal
+    return ((a > 0) & (b > 0)) | ((a < 0) & (b < 0))
+
+
+def rho_on_negative_init(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
+                         history: Optional[PreactivationHistory] = None) -> torch.Tensor:
+    """Lemma C.7: ``max |rho_{r,i}(t)|`` over the pairs with ``i in I_{r,-}(0)`` (the sample's noise
+    starts on the inactive side of neuron ``r``), at every recorded step: ``(..., K)``.  The lemma
+    says it is identically 0: such a pair never receives a ``rho`` update while it stays inactive,
+    because the update (13) carries ``sigma'(<w_r(t), xi_i>)``."""
+    gamma, rho, batched = _check(traj, data, tilde)
+    if history is None:
+        data_c = data.to(device=gamma.device, dtype=gamma.dtype)
+        W0, xi = (data_c.W0_tilde, data_c.xi_tilde) if tilde else (data_c.W0, data_c.xi)
+        neg0 = (W0 @ xi.transpose(-1, -2)) < 0  # (B.., m, n)
+    else:
+        neg0 = history.noise.narrow(-3, 0, 1).squeeze(-3) < 0
+    neg0 = neg0.unsqueeze(-3)  # broadcast over K
+    return torch.where(neg0, rho.abs(), torch.zeros_like(rho)).amax((-1, -2))
+
+
+# --------------------------------------------------------------------------------------------
+# Noise memorisation of the stage-1 proof (App. C.1.2-C.1.3)
+# --------------------------------------------------------------------------------------------
+def psi(traj: Trajectory, data: SyntheticData, *, tilde: bool = False) -> torch.Tensor:
+    """``Psi_{r,i}(t) = rho_{r,i}(t) + <w_r(0), xi_i>`` for every pair, ``(..., K, m, n)`` (App. C.1.2,
+    where ``Psi`` is used for ``y_i = 1`` and ``Phi`` for ``y_i = -1``, both on ``i in I_{r,+}``).
+    Lemma C.11 (22) bounds it below by ``(1 + 0.96 s)^t Psi_{r,i}(0)`` on those pairs, where
+    ``s`` is :func:`noise_step_scale`."""
+    gamma, rho, batched = _check(traj, data, tilde)
+    data_c = data.to(device=gamma.device, dtype=gamma.dtype)
+    W0, xi = (data_c.W0_tilde, data_c.xi_tilde) if tilde else (data_c.W0, data_c.xi)
+    P0 = W0 @ xi.transpose(-1, -2)  # (B.., m, n)
+    return rho + P0.unsqueeze(-3)
+
+
+def positive_noise_memorization(traj: Trajectory, data: SyntheticData, *, tilde: bool = False) -> torch.Tensor:
+    """``N_i(t) = (1/m) sum_{r : <w_r(0), xi_i> > 0} Psi_{r,i}(t)`` for every sample, ``(..., K, n)``.
+
+    This is the quantity of the proof of Lemma 5.2 (App. C.1.3, with Lemma C.12): it is bounded
+    below by ``(1 + 0.96 s)^t N_i(0)`` and ``N_i(0) >= 0.2 sigma0 sigma_xi sqrt(d)``, so it reaches
+    3 within the ``T1`` of Lemma 5.2.  The sum is over the neurons that start positive on ``xi_i``
+    (the appendix's per-sample ``U_+(0)``), divided by all ``m`` neurons.
+    """
+    p = psi(traj, data, tilde=tilde)
+    pos0 = (p.narrow(-3, 0, 1) > 0)  # rho(0) = 0, so Psi(0) = <w_r(0), xi_i>
+    m = p.shape[-2]
+    return torch.where(pos0, p, torch.zeros_like(p)).sum(-2) / m
+
+
+@dataclass
+class NoiseTotals:
+    """``B_{r,+}(t)`` and ``B_{r,-}(t)`` of Sec. 5.1, ``(..., K, m)`` each, and ``steps (K,)``:
+    ``B_{r,+-}(t) = sum_{i : y_i = +-1} (rho_{r,i}(t) + <w_r(0), xi_i>) 1[i in I_{r,+}(t)]``."""
+
+    steps: torch.Tensor
+    B_plus: torch.Tensor
+    B_minus: torch.Tensor
+
+
+def noise_totals(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
+                 history: Optional[PreactivationHistory] = None) -> NoiseTotals:
+    """The total noise memorisation ``B_{r,+}``, ``B_{r,-}`` of each neuron over the samples of each
+    label that are active for it (Sec. 5.1; App. C.1.2).  ``I_{r,+}(t)`` is taken from the exact
+    preactivations ``<w_r(t), xi_i>`` (pass ``history`` to reuse them)."""
+    gamma, rho, batched = _check(traj, data, tilde)
+    h = history if history is not None else preactivation_history(traj, data, tilde=tilde)
+    p = psi(traj, data, tilde=tilde)
+    active = h.noise > 0
+    y = data.y.to(device=p.device)
+    ypos = (y > 0).unsqueeze(-2).unsqueeze(-3)  # (B.., 1, 1, n)
+    contrib = torch.where(active, p, torch.zeros_like(p))
+    return NoiseTotals(steps=traj.steps,
+                       B_plus=torch.where(ypos, contrib, torch.zeros_like(p)).sum(-1),
+                       B_minus=torch.where(~ypos, contrib, torch.zeros_like(p)).sum(-1))
+
+
+# --------------------------------------------------------------------------------------------
+# Rates of the appendix and fits
+# --------------------------------------------------------------------------------------------
+def _cfg(cfg) -> SyntheticConfig:
+    if not isinstance(cfg, SyntheticConfig):
+        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    return cfg
+
+
+def noise_step_scale(cfg: SyntheticConfig) -> float:
+    """``s = eta sigma_xi^2 d / (n m tau)``: the factor of the ``rho`` update (13) once ``||xi_i||^2``
+    is replaced by its mean ``sigma_xi^2 d`` (Sec. 5.1, the ``B`` dynamics)."""
+    cfg = _cfg(cfg)
+    return cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+
+
+def b_minus_upper_rate(cfg: SyntheticConfig) -> float:
+    """Proof of Lemma C.11: ``B_{r,-}(t) <= (1 + 1.05 s)^t B_{r,-}(0)``; returns ``1.05 s``."""
+    return 1.05 * noise_step_scale(cfg)
+
+
+def signal_upper_rate_single(cfg: SyntheticConfig) -> float:
+    """Proof of Lemma 5.2 (App. C.1.3): ``max_r A_r(t) <= (1 + 0.52 eta ||mu||^2/(m tau))^t max_r A_r(0)``
+    with ``A_r = gamma_r + <w_r(0), mu>`` on ``U_+(0)``; returns ``0.52 eta ||mu||^2/(m tau)``."""
+    cfg = _cfg(cfg)
+    return 0.52 * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
+
+
+def b_dynamics_prediction(cfg: SyntheticConfig) -> tuple:
+    """``(a, b)`` predicted for ``B_same(t+1) - B_same(t) ~ s (a B_same(t) - b B_other(t))`` when
+    every loss derivative sits at its uniform value ``l'_i = l'_{i,j} = 1/(M+1)`` (stage 1, Lemma C.2):
+
+    * ``a = M/(M+1)``: the weight ``1 - l'_i`` of the positive term of (13);
+    * ``b = M/(2(M+1))``: a sample ``i`` of label ``+1`` meets ``M`` of the ``n/2`` opposite-label
+      samples as negatives, each with weight ``1/(M+1)``; summing over the about ``n/4`` samples of
+      its class that are active for ``r`` (the random sign of the initialisation: the ``1/2`` of
+      Sec. 5.1) gives ``(n/4) (2M/n) / (M+1) = M/(2(M+1))``.
+
+    Sec. 5.1 writes ``(1, 1/2)``, the ``M -> infinity`` limit.  (Assumes balanced labels.)"""
+    cfg = _cfg(cfg)
+    return cfg.M / (cfg.M + 1), cfg.M / (2 * (cfg.M + 1))
+
+
+@dataclass
+class BCoefficients:
+    """The two terms of the summed update (13) behind the ``B`` dynamics of Sec. 5.1, per neuron.
+
+    For a label class ``c`` (``+`` or ``-``) and the other class ``c'``, summing (13) over the
+    samples of class ``c`` that are active for neuron ``r`` gives exactly
+    ``sum_{i : y_i = c} (rho_{r,i}(t+1) - rho_{r,i}(t)) = s (pos_c(t) - neg_c(t))`` with
+    ``s`` = :func:`noise_step_scale` and (``P = <w_r, xi>``, ``Q = <w_r, xi + eps>``)::
+
+        pos_c = sum_{i : y_i = c, P_ri > 0} (1 - l'_i) sigma(Q_ri) ||xi_i||^2 / (sigma_xi^2 d)
+        neg_c = sum_{i : y_i = c, P_ri > 0} sum_{j in N_i} l'_{i,j} sigma(P_rj) ||xi_i||^2 / (sigma_xi^2 d)
+
+    Sec. 5.1 approximates ``pos_c ~ a B_c`` and ``neg_c ~ b B_c'`` with ``a = 1``, ``b = 1/2``.  Fields
+    (``(..., K, m)`` each): ``pos_plus``, ``pos_minus``, ``neg_plus``, ``neg_minus``, the totals
+    ``B_plus``, ``B_minus`` (:func:`noise_totals`), and the measured coefficients
+    ``a_plus = pos_plus / B_plus``, ``b_plus = neg_plus / B_minus`` (and ``a_minus``, ``b_minus``),
+    ``nan`` where the denominator is 0.  ``steps (K,)``.
+    """
+
+    steps: torch.Tensor
+    pos_plus: torch.Tensor
+    pos_minus: torch.Tensor
+    neg_plus: torch.Tensor
+    neg_minus: torch.Tensor
+    B_plus: torch.Tensor
+    B_minus: torch.Tensor
+
+    @staticmethod
+    def _ratio(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
+        return torch.where(den > 0, num / torch.where(den > 0, den, torch.ones_like(den)),
+                           torch.full_like(num, float("nan")))
+
+    @property
+    def a_plus(self) -> torch.Tensor:
+        return self._ratio(self.pos_plus, self.B_plus)
+
+    @property
+    def a_minus(self) -> torch.Tensor:
+        return self._ratio(self.pos_minus, self.B_minus)
+
+    @property
+    def b_plus(self) -> torch.Tensor:
+        return self._ratio(self.neg_plus, self.B_minus)
+
+    @property
+    def b_minus(self) -> torch.Tensor:
+        return self._ratio(self.neg_minus, self.B_plus)
+
+
+def b_coefficients(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, *,
+                   history: Optional[PreactivationHistory] = None) -> BCoefficients:
+    """Split the summed ``rho`` update (13) of each neuron and label class into its positive and
+    negative terms and relate them to ``B_{r,+}``, ``B_{r,-}`` (Sec. 5.1): see :class:`BCoefficients`.
+
+    Single-modal runs recorded with ``record_derivatives=True`` (the ``l'`` of Eq. 8 are needed).
+    ``history`` must have ``noise_aug`` (``preactivation_history(..., with_augmented=True)``)."""
+    cfg = _cfg(cfg)
+    gamma, rho, batched = _check(traj, data, False)
+    if traj.mode != "single":
+        raise ValueError(f"b_coefficients is for single-modal runs (Sec. 5.1), got mode={traj.mode!r}")
+    if traj.lprime is None or traj.lprime_neg is None:
+        raise ValueError("b_coefficients needs the loss derivatives: simulate with record_derivatives=True")
+    h = history if history is not None else preactivation_history(traj, data, with_augmented=True)
+    if h.noise_aug is None:
+        raise ValueError("history must include noise_aug: preactivation_history(..., with_augmented=True)")
+    dt, dev = h.noise.dtype, h.noise.device
+    data_c = data.to(device=dev, dtype=dt)
+    P, Q = h.noise, h.noise_aug  # (..., K, m, n)
+    act = (P > 0).to(dt)
+    scale = (data_c.xi * data_c.xi).sum(-1) / (cfg.sigma_xi ** 2 * cfg.d)  # (B.., n)
+    scale = scale[:, None, None, :] if batched else scale
+    lp = traj.lprime.to(device=dev, dtype=dt)[..., None, :]  # (..., K, 1, n)
+    pos_i = (1 - lp) * relu_(Q) * act * scale  # (..., K, m, n)
+    neg_idx = data_c.negatives if not batched else data_c.negatives[:, None]
+    lpn = traj.lprime_neg.to(device=dev, dtype=dt)  # (..., K, n, M)
+    idx = neg_idx.expand(lpn.shape)
+    L = torch.zeros(lpn.shape[:-1] + (lpn.shape[-2],), dtype=dt, device=dev).scatter_(-1, idx, lpn)  # L[i, j]
+    neg_i = (relu_(P) @ L.transpose(-1, -2)) * act * scale  # sum_j l'_{ij} sigma(P_rj), (..., K, m, n)
+    ypos = (data_c.y > 0)
+    ypos = ypos[:, None, None, :] if batched else ypos
+    z = torch.zeros_like(pos_i)
+    tot = noise_totals(traj, data, history=h)
+    return BCoefficients(steps=traj.steps,
+                         pos_plus=torch.where(ypos, pos_i, z).sum(-1), pos_minus=torch.where(~ypos, pos_i, z).sum(-1),
+                         neg_plus=torch.where(ypos, neg_i, z).sum(-1), neg_minus=torch.where(~ypos, neg_i, z).sum(-1),
+                         B_plus=tot.B_plus, B_minus=tot.B_minus)
+
+
+@dataclass
+class GrowthFit:
+    """``values ~ C (1 + rate)^t`` on a window: ``rate`` per step, ``log_c``, the window of steps
+    ``[t_start, t_stop]`` and the coefficient of determination ``r2`` of the log-linear fit.
+    Leading dimensions of the fitted values (e.g. a batch) are kept: tensors ``(...)``."""
+
+    rate: torch.Tensor
+    log_c: torch.Tensor
+    r2: torch.Tensor
+    t_start: int
+    t_stop: int
+
+
+def fit_growth_rate(values: torch.Tensor, steps: torch.Tensor, t_start: int, t_stop: int) -> GrowthFit:
+    """Least-squares fit of ``log values(t) = log C + t log(1 + rate)`` over the recorded steps with
+    ``t_start <= t <= t_stop``; ``values (..., K)``, ``steps (K,)``.  All fitted values must be > 0
+    (a ValueError says where they are not).  Used to compare the measured growth of noise
+    memorisation with the ``0.96 eta sigma_xi^2 d/(n m tau)`` of Lemma 5.2."""
+    if not isinstance(values, torch.Tensor) or values.dim() < 1 or values.shape[-1] != steps.shape[0]:
+        raise ValueError(f"values must be (..., K) with K={steps.shape[0]} = len(steps)")
+    if not t_start < t_stop:
+        raise ValueError(f"need t_start < t_stop, got {t_start} and {t_stop}")
+    sel = (steps >= t_start) & (steps <= t_stop)
+    if int(sel.sum()) < 2:
+        raise ValueError(f"fewer than 2 recorded steps in [{t_start}, {t_stop}]")
+    v = values[..., sel.to(values.device)].to(torch.float64)
+    if not bool((v > 0).all()):
+        raise ValueError(f"fit_growth_rate: values must be > 0 on [{t_start}, {t_stop}] (min {float(v.min()):.3g})")
+    t = steps[sel].to(device=v.device, dtype=torch.float64)
+    lv = v.log()
+    tm, lm = t.mean(), lv.mean(-1, keepdim=True)
+    slope = ((t - tm) * (lv - lm)).sum(-1) / ((t - tm) ** 2).sum()
+    icpt = lm[..., 0] - slope * tm
+    pred = icpt[..., None] + slope[..., None] * t
+    ss_res = ((lv - pred) ** 2).sum(-1)
+    ss_tot = ((lv - lm) ** 2).sum(-1)
+    r2 = 1 - ss_res / ss_tot.clamp_min(1e-300)
+    return GrowthFit(rate=torch.expm1(slope), log_c=icpt, r2=r2, t_start=int(t_start), t_stop=int(t_stop))
