@@ -106,8 +106,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def entry() -> None:  # pragma: no cover - the console script; tests call main()
     """The ``mmcl`` command: :func:`main`, then exit without the interpreter's teardown, which takes
-    about a second once torch is loaded (measured: 0.9 s) and does nothing a finished command
-    needs.  Every file a command writes is closed before :func:`main` returns; only the standard
+    about a second once torch is loaded (``benchmarks/bench_choices.py`` times it) and does
+    nothing a finished command needs.  Every file a command writes is closed before :func:`main` returns; only the standard
     streams are flushed here.  An exception propagates as usual (normal exit)."""
     rc = main()
     sys.stdout.flush()

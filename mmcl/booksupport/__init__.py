@@ -66,8 +66,8 @@ def chapter_setup(quiet: bool = False) -> BookEnv:
     torch.manual_seed(0)
     if device == "cpu":
         # The chapters' tensors are small (m x n x n): one thread is as fast as two on an idle
-        # 2-core machine and many times faster when the cores are shared (measured: a default
-        # recursion run took 0.57 s with one thread and 14.5 s with two on a loaded machine).
+        # 2-core machine and many times faster when the cores are shared
+        # (benchmarks/bench_choices.py times a default recursion run both ways).
         torch.set_num_threads(1)
     env = BookEnv(device=device, full=full, figure_dir=fig_dir)
     if not quiet:

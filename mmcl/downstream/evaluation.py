@@ -18,6 +18,7 @@ from typing import Dict, Optional
 
 import torch
 
+from mmcl._utils import check_int
 from mmcl.model.data import OODData, SyntheticData
 from mmcl.dynamics.trajectory import Trajectory
 from mmcl.dynamics.forward import _times, _weights, _weights_cheaper, preactivations
@@ -145,8 +146,7 @@ def evaluate_all(traj: Trajectory, data: SyntheticData, protocols=PROTOCOLS, *, 
     for protocol in protocols:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol={protocol!r} is unknown; valid: {', '.join(map(repr, PROTOCOLS))}")
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be a positive integer, got {every!r}")
+    check_int("every", every)
     ood = ood if ood is not None else data.ood
     if ood is None:
         raise ValueError("evaluate needs an OOD set: data.ood is None, pass ood=OODData(...)")

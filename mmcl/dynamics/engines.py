@@ -6,7 +6,7 @@ from typing import Optional, Sequence, Union
 
 import torch
 
-from mmcl._utils import resolve_device, resolve_dtype
+from mmcl._utils import check_int, resolve_device, resolve_dtype
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
@@ -33,7 +33,7 @@ def _batched(data: SyntheticData) -> SyntheticData:
         return data
     # a checked draw with a leading dimension of one passes the checks too: they are not repeated
     return SyntheticData._unchecked(**{name: (None if getattr(data, name) is None else getattr(data, name)[None])
-                                       for name in SyntheticData._SPEC})
+                                       for name in SyntheticData._SPEC}, **data._nominal())
 
 
 def _scalars(cfg, B: int, data: SyntheticData, dtype, device):
@@ -48,9 +48,9 @@ def _scalars(cfg, B: int, data: SyntheticData, dtype, device):
         for name, have in (("n", data.n), ("d", data.d), ("m", data.m), ("M", data.M)):
             if getattr(c, name) != have:
                 raise ValueError(f"SyntheticConfig.{name}={getattr(c, name)} does not match the data ({name}={have})")
-        if data.has_tilde and c.d_tilde != data.mu_tilde.shape[-1]:
+        if data.has_tilde and c.d_tilde != data.d_tilde:
             raise ValueError(f"SyntheticConfig.d_tilde={c.d_tilde} does not match the data "
-                             f"(d_tilde={data.mu_tilde.shape[-1]})")
+                             f"(d_tilde={data.d_tilde})")
     epochs = {c.n_epochs for c in cfgs}
     if len(epochs) > 1:
         raise ValueError(f"SyntheticConfig.n_epochs must be equal across a batch, got {sorted(epochs)}")
@@ -92,10 +92,8 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     _check_mode_engine(mode, engine)
     if not isinstance(data, SyntheticData):
         raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
-    if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
-        raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
-    if t1_every is not None and (isinstance(t1_every, bool) or not isinstance(t1_every, int) or t1_every < 1):
-        raise ValueError(f"t1_every must be a positive integer or None, got {t1_every!r}")
+    check_int("record_every", record_every)
+    check_int("t1_every", t1_every, none=True)
     if mode == "multi" and not data.has_tilde:
         raise ValueError("mode='multi' needs the second modality: data.mu_tilde, xi_tilde, W0_tilde are None")
     if keep_weights and engine == "recursion":

@@ -37,8 +37,8 @@ def _fold_states(A: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     """``A @ V`` for ``A (L.., B.., r, n)`` with extra leading dimensions ``L`` (e.g. time steps)
     before the batch dimensions ``B..`` of ``V (B.., n, k)``: ``L`` is folded into the rows of one
     batched product.  A ``V`` whose batch dimensions are all 1 is shared by every row of ``A``:
-    one 2-D product.  (A broadcast product would copy ``V`` once per leading index: at Figure 1's
-    21 evaluated steps of 5 draws, 84 MB for ``rho @ xi``.)"""
+    one 2-D product.  (A broadcast product would copy ``V`` once per leading index;
+    ``benchmarks/bench_choices.py`` times both at Figure 1's evaluation.)"""
     nb, extra = V.dim() - 2, A.dim() - V.dim()
     if nb > 0 and extra >= 0 and all(s == 1 for s in V.shape[:-2]) and A.dim() > 2:
         # one V for every state and batch element (e.g. the one draw that a group of runs shares):

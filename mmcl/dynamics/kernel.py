@@ -28,10 +28,10 @@ from mmcl.model import losses
 
 
 _LN2 = math.log(2.0)
-_LOG2E = math.log2(math.e)  # logits are kept in base 2 (times log2(e)): torch's exp2 is 1.7x faster than
-# exp on the CPU (measured: 100k entries, 48 against 83 us), and exp of -inf takes a path 5x slower still
+_LOG2E = math.log2(math.e)  # logits are kept in base 2 (times log2(e)): torch's exp2 is faster than exp on
+# CPUs, and exp of -inf takes a slower path (benchmarks/bench_choices.py measures both)
 _EXP2_FLOOR = -80.0 * _LOG2E  # exponents are clamped here: e^-80 ~ 2e-35 is below every rounding of Z >= 1,
-# and denormal results of exp2 (exponents below -126 in float32) take a path ten times slower on CPUs
+# and denormal results of exp2 (exponents below -126 in float32) take a slow path (bench_choices.py)
 
 
 class _Contrast:
@@ -121,7 +121,7 @@ class _Workspace:
     """The large temporaries of a step, allocated once per run and reused by name at every step.
     A step's matrices are a few MB for a batch; allocated afresh, the allocator hands such blocks
     back to the operating system and every step pays the page faults of touching them again
-    (measured: a quarter of a multi-modal step).  ``ws(name, shape)`` returns the buffer, of the
+    (``benchmarks/bench_choices.py`` times the difference).  ``ws(name, shape)`` returns the buffer, of the
     dtype and device of ``like``."""
 
     def __init__(self, like: torch.Tensor):

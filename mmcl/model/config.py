@@ -11,17 +11,9 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from mmcl._utils import check_bool, check_int, check_number
+
 __all__ = ["SyntheticConfig"]
-
-
-def _check_positive(name: str, value, kind=float) -> None:
-    if kind is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"SyntheticConfig.{name} must be a positive integer, got {value!r}")
-    elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"SyntheticConfig.{name} must be a positive number, got {value!r}")
-    if not value > 0 or value != value or value == float("inf"):
-        raise ValueError(f"SyntheticConfig.{name} must be > 0 and finite, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -58,12 +50,11 @@ class SyntheticConfig:
 
     def __post_init__(self) -> None:
         for name in ("d", "d_tilde", "n", "n_test", "n_heldout", "m", "n_epochs", "M"):
-            _check_positive(name, getattr(self, name), int)
+            check_int(f"SyntheticConfig.{name}", getattr(self, name))
         for name in ("lr", "mu_norm", "mu_tilde_norm", "nu_norm", "sigma_xi", "sigma_xi_tilde",
                      "sigma_eps", "tau", "sigma0"):
-            _check_positive(name, getattr(self, name), float)
-        if not isinstance(self.balanced, bool):
-            raise ValueError(f"SyntheticConfig.balanced must be True or False, got {self.balanced!r}")
+            check_number(f"SyntheticConfig.{name}", getattr(self, name), low=0)
+        check_bool("SyntheticConfig.balanced", self.balanced)
         if self.d < 2 or self.d_tilde < 2:
             raise ValueError(
                 f"SyntheticConfig.d and d_tilde must be >= 2 (mu~ lies along e2), got d={self.d}, "

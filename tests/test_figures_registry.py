@@ -1,0 +1,96 @@
+"""Every figure of the book comes from the library: the registry (mmcl.figures.registry) against the
+chapters, every registered figure drawn at the tiny size, and `mmcl figure`."""
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from mmcl.cli import main  # noqa: E402
+from mmcl.figures import registry  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+SPECS = registry.figures()
+SHOW = re.compile(r"""env\.show\(\s*\w+\s*,\s*["']([a-z0-9\-]+)["']""")
+# plotting calls that belong in mmcl/figures/, not in a chapter's code cells
+PLOTTING = re.compile(r"plt\.subplots\(|plt\.figure\(|\.plot\(|\.imshow\(|\.scatter\(|\.fill_between\(|\.bar\(|\.hist\(")
+
+
+def _code_cells(path: Path):
+    return re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", path.read_text(), flags=re.S)
+
+
+def test_every_figure_a_chapter_shows_is_registered_under_that_chapter():
+    shown = {}
+    for ch in CHAPTERS:
+        for cell in _code_cells(ch):
+            for name in SHOW.findall(cell):
+                shown[name] = ch.stem
+    assert len(shown) >= 30
+    unregistered = sorted(set(shown) - set(SPECS))
+    assert not unregistered, f"chapters show figures the registry does not know: {unregistered}"
+    wrong = {n: (shown[n], SPECS[n].chapter) for n in shown if SPECS[n].chapter != shown[n]}
+    assert not wrong, f"registered under another chapter (shown in, registered as): {wrong}"
+    never = sorted(n for n, s in SPECS.items() if s.shown and n not in shown)
+    assert not never, f"registered as shown but no chapter shows them: {never}"
+
+
+def test_no_chapter_draws_a_figure_itself():
+    offenders = [f"{ch.name}: {m.group(0)}" for ch in CHAPTERS for cell in _code_cells(ch)
+                 for m in PLOTTING.finditer(cell)]
+    assert not offenders, f"plotting code in chapter cells (move it into mmcl/figures/): {offenders}"
+
+
+def test_specs_are_well_formed():
+    for name, spec in SPECS.items():
+        assert re.fullmatch(r"[a-z0-9][a-z0-9\-]*", name), name
+        assert spec.caption.strip() and callable(spec.make), name
+        chapter = ROOT / "book" / f"{spec.chapter}.md"
+        assert chapter.exists(), f"{name}: no chapter {spec.chapter}"
+        assert f"({spec.label})=" in chapter.read_text(), f"{name}: label {spec.label} is not in {spec.chapter}"
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_registered_figure_draws_at_the_tiny_size(name):
+    fig = registry.make(name, "tiny", "cpu")
+    try:
+        assert isinstance(fig, matplotlib.figure.Figure)
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        assert axes, f"{name}: no axes"
+        drawn = sum(len(ax.lines) + len(ax.collections) + len(ax.images) + len(ax.patches) + len(ax.tables)
+                    for ax in axes)
+        assert drawn > 0, f"{name}: the axes are empty"
+    finally:
+        plt.close(fig)
+
+
+def test_registry_rejects_unknown_names_and_sizes():
+    with pytest.raises(ValueError, match="no figure is registered as 'nope'.*fig1-dynamics"):
+        registry.get("nope")
+    with pytest.raises(ValueError, match="size='huge'.*'tiny'"):
+        registry.make("fig1-dynamics", "huge")
+
+
+def test_figures_page_table_has_one_row_per_figure():
+    rows = [r for r in registry.registry_markdown().splitlines() if r.startswith("| <a href")]
+    assert [re.search(r"<code>([a-z0-9\-]+)</code>", r).group(1) for r in rows] == list(SPECS)
+
+
+def test_cli_lists_and_makes_a_registered_figure(tmp_path, capsys):
+    assert main(["figure", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in SPECS)
+    assert main(["figure", "fig1-dynamics-grid", "--out", str(tmp_path), "--size", "tiny"]) == 0
+    for ext in ("pdf", "svg", "png"):
+        assert (tmp_path / f"fig1-dynamics-grid.{ext}").stat().st_size > 1000
+
+
+def test_cli_figure_errors_name_what_is_missing(tmp_path):
+    for argv in (["figure"], ["figure", "nope", "--out", str(tmp_path)], ["figure", "fig1-dynamics"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
