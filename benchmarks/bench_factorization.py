@@ -1,4 +1,4 @@
-"""Wall-clock time of one AGD iteration (mmcl.wider.factorisation.agd) on 100 x 100 rank-5 matrices,
+"""Wall-clock time of one AGD iteration (mmcl.wider.agd.agd) on 100 x 100 rank-5 matrices,
 width 10, float64, for 1 and for torch's default number of threads, batch 1 and 5.
 
     .venv/bin/python benchmarks/bench_factorization.py
@@ -12,15 +12,15 @@ import time
 
 import torch
 
-import mmcl.wider.factorisation as fz
+from mmcl.wider import agd
 
 
 def per_iteration(batch: int, iters: int = 400) -> float:
-    A = torch.stack([fz.low_rank_matrix(100, 100, 5, 10.0, s) for s in range(batch)])
+    A = torch.stack([agd.low_rank_matrix(100, 100, 5, 10.0, s) for s in range(batch)])
     if batch == 1:
         A = A[0]
     t0 = time.perf_counter()
-    res = fz.agd(A, 10, init="gaussian", tol=1e-15, max_iter=iters)  # tol unreachable: runs max_iter
+    res = agd.agd(A, 10, init="gaussian", tol=1e-15, max_iter=iters)  # tol unreachable: runs max_iter
     dt = time.perf_counter() - t0
     assert int(res.iterations.max()) == iters
     return dt / iters

@@ -17,8 +17,9 @@ evaluation), called as the sweep calls it (first and last states kept, the T1 st
 step), so the cost of the pieces is visible.
 
 Every method is timed ``--repeat`` times (default 5), the methods taking turns, and the fastest
-time of each is reported (all are in the JSON): on a shared machine the same run varies by 30 %
-from one minute to the next, and taking turns exposes every method to the same slow spells.
+time of each is reported (all are in the JSON): on a shared machine the same run varies from one
+minute to the next (by how much: ``benchmarks/README.md``), and taking turns exposes every method
+to the same slow spells.
 The goal is judged on the fastest times.  Also printed: the ratio to the autograd loop within
 each turn (the two timed a few seconds apart, in the same spell of the machine), its median and
 range, which says how much of a single ratio is the machine's noise.

@@ -16,8 +16,8 @@ from typing import List, Optional
 # subcommand -> "module:function" adding its parser; imported lazily so that `mmcl --help` is fast
 COMMANDS = {
     "figure": "mmcl.cli:_add_figure",
-    "coloredmnist": "mmcl.experiments.coloredmnist.cli:add_parser",
-    "sweep": "mmcl.experiments.sweep:add_parser",
+    "coloredmnist": "mmcl.commands.coloredmnist:add_parser",
+    "sweep": "mmcl.commands.sweep:add_parser",
     "notebooks": "mmcl.booksupport.notebooks:add_parser",
 }
 

@@ -4,7 +4,8 @@ import json
 import pytest
 
 from mmcl.cli import main
-from mmcl.experiments.coloredmnist.experiment import RUNS, VARIANTS, run_table1
+from mmcl.experiments.coloredmnist.runs import RUNS, VARIANTS
+from mmcl.experiments.coloredmnist.table1 import run_table1
 
 
 @pytest.mark.slow

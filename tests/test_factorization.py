@@ -1,4 +1,4 @@
-"""The matrix-factorisation view (Zhang, Wang & Wang 2023) and alternating gradient descent
+"""mmcl.wider: the matrix-factorisation view (Zhang, Wang & Wang 2023), its graphs, and alternating gradient descent
 (Ward & Kolda 2023): identities at float64 against independent computations, AGD's descent and
 its initialisations, and clear errors on bad input."""
 import math
@@ -7,7 +7,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-import mmcl.wider.factorisation as fz
+from mmcl.wider import agd, graphs, factorisation as fz
 
 F64 = torch.float64
 
@@ -89,7 +89,7 @@ def test_induced_graph_normalised_equals_Ptilde_Ptilde_T(nv, nl, seed, sparsity)
     Pt = fz.normalized_cooccurrence(P)
     Abar = A_loop / torch.sqrt(torch.outer(pv, pv))
     assert float((Abar - Pt @ Pt.T).abs().max()) <= 1e-10
-    assert float((fz.normalized_adjacency(A) - Pt @ Pt.T).abs().max()) <= 1e-10
+    assert float((graphs.normalized_adjacency(A) - Pt @ Pt.T).abs().max()) <= 1e-10
 
 
 def test_Ptilde_top_singular_pair_is_sqrt_marginals():
@@ -115,10 +115,10 @@ def test_optimal_factors_attain_eckart_young_minimum_and_perturbations_do_worse(
 
 
 def test_single_modal_embedding_on_induced_graph_spans_the_multimodal_image_subspace():
-    data = fz.sample_joint(fz.JointConfig(), 0)
+    data = graphs.sample_joint(graphs.JointConfig(), 0)
     k = data.config.n_classes
     F_V, _, _ = fz.optimal_factors(data.P, k)
-    f_single = fz.spectral_embedding(fz.induced_image_graph(data.P), k)
+    f_single = graphs.spectral_embedding(fz.induced_image_graph(data.P), k)
     pv, _ = fz.marginals(data.P)
     angles = fz.principal_angles(F_V, torch.sqrt(pv)[:, None] * f_single)
     assert float(angles.max()) <= 1e-8
@@ -137,21 +137,21 @@ def test_label_consistency_and_spectral_gap_of_block_graphs():
     C, s = 3, 4
     labels = torch.arange(C).repeat_interleave(s)
     block = (labels[:, None] == labels[None, :]).to(F64)
-    assert fz.label_consistency(block, labels) == 0.0
+    assert graphs.label_consistency(block, labels) == 0.0
     # C disconnected cliques: eigenvalue 1 has multiplicity C, so lambda_C = 0 and lambda_{C+1} = 1
-    assert abs(fz.spectral_gap(block, C - 1)) <= 1e-12
-    assert abs(fz.spectral_gap(block, C) - 1.0) <= 1e-12
+    assert abs(graphs.spectral_gap(block, C - 1)) <= 1e-12
+    assert abs(graphs.spectral_gap(block, C) - 1.0) <= 1e-12
     t = 0.3
     mixed = (1 - t) * block / block.sum() + t * torch.ones_like(block) / block.numel()
     N = C * s
     expected = t * (N * N - C * s * s) / (N * N)  # the uniform part's mass on cross-class pairs
-    assert abs(fz.label_consistency(mixed, labels) - expected) <= 1e-14
+    assert abs(graphs.label_consistency(mixed, labels) - expected) <= 1e-14
 
 
 def test_augmentation_graph_is_a_normalised_gaussian_kernel():
     g = torch.Generator().manual_seed(0)
     X = torch.randn(6, 4, generator=g, dtype=F64)
-    A = fz.augmentation_graph(X, 0.7)
+    A = graphs.augmentation_graph(X, 0.7)
     K = torch.tensor([[math.exp(-float(((X[i] - X[j]) ** 2).sum()) / (4 * 0.49)) for j in range(6)] for i in range(6)],
                      dtype=F64)
     assert float((A - K / K.sum()).abs().max()) <= 1e-14
@@ -161,18 +161,18 @@ def test_median_distance_and_compare_graphs_widths_and_oracle_choice():
     g = torch.Generator().manual_seed(0)
     X = torch.randn(7, 3, generator=g, dtype=F64)
     pairs = [math.dist(X[i].tolist(), X[j].tolist()) for i in range(7) for j in range(i + 1, 7)]
-    assert abs(fz.median_distance(X) - sorted(pairs)[len(pairs) // 2]) <= 1e-12  # 21 pairs: the middle one
-    data = fz.sample_joint(fz.JointConfig(images_per_class=10, captions_per_class=3, dim=20), 0)
-    comp = fz.compare_graphs(data, width_factors=(0.5, 1.0))
-    med = fz.median_distance(data.images)
+    assert abs(graphs.median_distance(X) - sorted(pairs)[len(pairs) // 2]) <= 1e-12  # 21 pairs: the middle one
+    data = graphs.sample_joint(graphs.JointConfig(images_per_class=10, captions_per_class=3, dim=20), 0)
+    comp = graphs.compare_graphs(data, width_factors=(0.5, 1.0))
+    med = graphs.median_distance(data.images)
     assert comp.widths == pytest.approx([0.25 * med, 0.5 * med], rel=1e-14)
     errors = [a.probe_error for a in comp.augmentation]
     assert errors[comp.best] == min(errors) and comp.best == errors.index(min(errors))
     k, y = data.config.n_classes, data.image_labels
     train = torch.arange(len(y)) % 2 == 0  # the documented default split: every other image
-    assert fz.score_graph(fz.induced_image_graph(data.P), y, k) == comp.caption
-    assert fz.score_graph(fz.induced_image_graph(data.P), y, k, train) == comp.caption
-    assert comp.raw_probe_error == fz.linear_probe_error(data.images, y, train)
+    assert graphs.score_graph(fz.induced_image_graph(data.P), y, k) == comp.caption
+    assert graphs.score_graph(fz.induced_image_graph(data.P), y, k, train) == comp.caption
+    assert comp.raw_probe_error == graphs.linear_probe_error(data.images, y, train)
 
 
 def test_linear_probe_separates_separable_classes_and_fails_on_shuffled_labels():
@@ -180,15 +180,15 @@ def test_linear_probe_separates_separable_classes_and_fails_on_shuffled_labels()
     y = torch.arange(3).repeat(40)
     Z = 5.0 * torch.nn.functional.one_hot(y, 3).to(F64) + 0.1 * torch.randn(120, 3, generator=g, dtype=F64)
     train = torch.arange(120) % 2 == 0
-    assert fz.linear_probe_error(Z, y, train) == 0.0
+    assert graphs.linear_probe_error(Z, y, train) == 0.0
     y_test_shuffled = y.clone()
     y_test_shuffled[~train] = (y[~train] + 1) % 3
-    assert fz.linear_probe_error(Z, y_test_shuffled, train) == 1.0
+    assert graphs.linear_probe_error(Z, y_test_shuffled, train) == 1.0
 
 
 def test_sample_joint_is_a_reproducible_distribution_with_class_structure():
-    cfg = fz.JointConfig(caption_noise=0.2, mismatch=0.25)
-    a, b = fz.sample_joint(cfg, 5), fz.sample_joint(cfg, 5)
+    cfg = graphs.JointConfig(caption_noise=0.2, mismatch=0.25)
+    a, b = graphs.sample_joint(cfg, 5), graphs.sample_joint(cfg, 5)
     assert torch.equal(a.P, b.P) and torch.equal(a.images, b.images)
     assert abs(float(a.P.sum()) - 1.0) <= 1e-12 and bool((a.P > 0).all())
     # each image puts (1 - eta) + eta / C of its mass on captions of the class it is described as
@@ -197,9 +197,9 @@ def test_sample_joint_is_a_reproducible_distribution_with_class_structure():
     assert float((row_share - (0.8 + 0.2 / cfg.n_classes)).abs().max()) <= 1e-12
     flipped = (a.described_as != a.image_labels).to(F64).mean()
     assert 0.1 <= float(flipped) <= 0.4  # about the mismatch rate 0.25 of 200 images
-    assert bool((fz.sample_joint(cfg.__class__(mismatch=0.0), 5).described_as
-                 == fz.sample_joint(cfg.__class__(mismatch=0.0), 5).image_labels).all())
-    assert not torch.equal(a.P, fz.sample_joint(cfg, 6).P)
+    assert bool((graphs.sample_joint(cfg.__class__(mismatch=0.0), 5).described_as
+                 == graphs.sample_joint(cfg.__class__(mismatch=0.0), 5).image_labels).all())
+    assert not torch.equal(a.P, graphs.sample_joint(cfg, 6).P)
 
 
 # ------------------------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def f_obj(A, X, Y):
 
 
 def test_agd_step_is_x_then_y_gradient_step_by_autograd():
-    A = fz.low_rank_matrix(12, 9, 3, 4.0, 0)
+    A = agd.low_rank_matrix(12, 9, 3, 4.0, 0)
     g = torch.Generator().manual_seed(1)
     X, Y = torch.randn(12, 4, generator=g, dtype=F64), torch.randn(9, 4, generator=g, dtype=F64)
     eta = 0.05
@@ -221,12 +221,12 @@ def test_agd_step_is_x_then_y_gradient_step_by_autograd():
     Yr = Y.clone().requires_grad_(True)
     (0.5 * ((A - X1 @ Yr.T) ** 2).sum()).backward()
     Y1 = Y - eta * Yr.grad
-    Xs, Ys = fz.agd_step(A, X, Y, eta)
+    Xs, Ys = agd.agd_step(A, X, Y, eta)
     assert float((Xs - X1).abs().max()) <= 1e-13 and float((Ys - Y1).abs().max()) <= 1e-13
 
 
 def test_block_step_descent_identity_holds_exactly():
-    A = fz.low_rank_matrix(15, 11, 4, 6.0, 2)
+    A = agd.low_rank_matrix(15, 11, 4, 6.0, 2)
     g = torch.Generator().manual_seed(3)
     X, Y = torch.randn(15, 6, generator=g, dtype=F64), torch.randn(11, 6, generator=g, dtype=F64)
     eta = 0.3
@@ -236,11 +236,11 @@ def test_block_step_descent_identity_holds_exactly():
     assert abs(lhs - rhs) <= 1e-10 * max(1.0, abs(lhs))
 
 
-@pytest.mark.parametrize("init", fz.INITS)
+@pytest.mark.parametrize("init", agd.INITS)
 @pytest.mark.parametrize("kappa,seed", [(1.0, 0), (5.0, 1), (20.0, 2)])
 def test_agd_objective_never_increases_at_the_documented_step(init, kappa, seed):
-    A = fz.low_rank_matrix(60, 40, 4, kappa, seed)
-    res = fz.agd(A, 8, init=init, max_iter=3000, seed=seed)
+    A = agd.low_rank_matrix(60, 40, 4, kappa, seed)
+    res = agd.agd(A, 8, init=init, max_iter=3000, seed=seed)
     h = res.rel_error
     assert bool(res.converged)
     assert bool((h[1:] <= h[:-1] * (1 + 1e-12)).all()), "the relative error went up at the default step"
@@ -249,11 +249,11 @@ def test_agd_objective_never_increases_at_the_documented_step(init, kappa, seed)
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_ward_kolda_beats_small_gaussian_rank5_100x100_kappa10(seed):
-    A = fz.low_rank_matrix(100, 100, 5, 10.0, seed)
+    A = agd.low_rank_matrix(100, 100, 5, 10.0, seed)
     s = torch.linalg.svdvals(A)
     assert abs(float(s[0] / s[4]) - 10.0) <= 1e-9 and float(s[5]) <= 1e-12
-    wk = fz.agd(A, 10, init="ward_kolda", tol=1e-6, seed=seed)
-    ga = fz.agd(A, 10, init="gaussian", tol=1e-6, seed=seed)
+    wk = agd.agd(A, 10, init="ward_kolda", tol=1e-6, seed=seed)
+    ga = agd.agd(A, 10, init="gaussian", tol=1e-6, seed=seed)
     assert bool(wk.converged) and bool(ga.converged)
     assert float(wk.rel_error[-1]) <= 1e-6 and float(ga.rel_error[-1]) <= 1e-6
     recomputed = float(((A - wk.X @ wk.Y.T) ** 2).sum() / (A ** 2).sum())
@@ -262,19 +262,19 @@ def test_ward_kolda_beats_small_gaussian_rank5_100x100_kappa10(seed):
 
 
 def test_ward_kolda_init_lies_in_column_span_of_A_and_is_unbalanced():
-    A = fz.low_rank_matrix(30, 20, 3, 5.0, 0)
-    X0, Y0 = fz.initial_factors(A, 6, "ward_kolda", step=0.1, seed=0)
+    A = agd.low_rank_matrix(30, 20, 3, 5.0, 0)
+    X0, Y0 = agd.initial_factors(A, 6, "ward_kolda", step=0.1, seed=0)
     U = torch.linalg.svd(A).U[:, :3]
     assert float((X0 - U @ (U.T @ X0)).abs().max()) <= 1e-12
     assert float(torch.linalg.matrix_norm(X0)) > 100 * float(torch.linalg.matrix_norm(Y0))
     # the product does not depend on the step: eta cancels between X_0 and Y_0
-    X1, Y1 = fz.initial_factors(A, 6, "ward_kolda", step=0.01, seed=0)
+    X1, Y1 = agd.initial_factors(A, 6, "ward_kolda", step=0.01, seed=0)
     assert float((X0 @ Y0.T - X1 @ Y1.T).abs().max()) <= 1e-14
 
 
 def test_batched_agd_freezes_each_member_at_its_first_success():
-    A = torch.stack([fz.low_rank_matrix(40, 30, 3, k, 0) for k in (2.0, 12.0)])
-    res = fz.agd(A, 6, tol=1e-6)
+    A = torch.stack([agd.low_rank_matrix(40, 30, 3, k, 0) for k in (2.0, 12.0)])
+    res = agd.agd(A, 6, tol=1e-6)
     h = res.rel_error  # (T+1, 2)
     for b in range(2):
         first = int((h[:, b] <= 1e-6).nonzero()[0])
@@ -286,13 +286,13 @@ def test_batched_agd_freezes_each_member_at_its_first_success():
 def test_loglog_slope_recovers_a_power_law():
     x = torch.tensor([1.0, 2.0, 5.0, 10.0], dtype=F64)
     y = 3.0 * x[:, None] ** 1.7 * torch.ones(1, 3, dtype=F64)
-    slope, intercept = fz.loglog_slope(x, y)
+    slope, intercept = agd.loglog_slope(x, y)
     assert abs(slope - 1.7) <= 1e-10 and abs(intercept - math.log(3.0)) <= 1e-10
 
 
 def test_ward_kolda_bound_formula():
-    assert fz.ward_kolda_bound(10.0, 1e-6) == pytest.approx(100 * math.log(1e6), rel=1e-14)
-    assert fz.ward_kolda_bound(2.0, 0.1, d=4, r=1) == pytest.approx(4 * math.log(10.0), rel=1e-14)
+    assert agd.ward_kolda_bound(10.0, 1e-6) == pytest.approx(100 * math.log(1e6), rel=1e-14)
+    assert agd.ward_kolda_bound(2.0, 0.1, d=4, r=1) == pytest.approx(4 * math.log(10.0), rel=1e-14)
 
 
 # ------------------------------------------------------------------------------------------
@@ -301,17 +301,17 @@ def test_ward_kolda_bound_formula():
 
 def test_agd_rejects_rank_larger_than_the_matrix():
     with pytest.raises(ValueError, match=r"rank=31 is larger than the matrix"):
-        fz.agd(fz.low_rank_matrix(40, 30, 3, 2.0, 0), 31)
+        agd.agd(agd.low_rank_matrix(40, 30, 3, 2.0, 0), 31)
 
 
 @pytest.mark.parametrize("step", [-0.1, 0.0, float("nan"), float("inf")])
 def test_agd_rejects_non_positive_step(step):
-    with pytest.raises(ValueError, match="step must be a positive finite number"):
-        fz.agd(fz.low_rank_matrix(10, 8, 2, 2.0, 0), 3, step=step)
+    with pytest.raises(ValueError, match=r"step must be a finite number > 0"):
+        agd.agd(agd.low_rank_matrix(10, 8, 2, 2.0, 0), 3, step=step)
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(tol=0.0), "tol must lie in"), (dict(tol=1.5), "tol must lie in"),
+    (dict(tol=0.0), r"tol must be a finite number in \(0, 1\)"), (dict(tol=1.5), "tol must be a finite number in"),
     (dict(max_iter=0), "max_iter must be"), (dict(init="xavier"), "init='xavier' is not supported"),
     (dict(rank=0), "rank must be a positive integer"),
 ])
@@ -319,22 +319,22 @@ def test_agd_rejects_bad_arguments(kwargs, match):
     args = dict(rank=3)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        fz.agd(fz.low_rank_matrix(10, 8, 2, 2.0, 0), **args)
+        agd.agd(agd.low_rank_matrix(10, 8, 2, 2.0, 0), **args)
 
 
 def test_agd_rejects_zero_and_non_finite_matrices():
     with pytest.raises(ValueError, match="zero matrix"):
-        fz.agd(torch.zeros(5, 4, dtype=F64), 2)
-    A = fz.low_rank_matrix(5, 4, 2, 2.0, 0)
+        agd.agd(torch.zeros(5, 4, dtype=F64), 2)
+    A = agd.low_rank_matrix(5, 4, 2, 2.0, 0)
     A[0, 0] = float("nan")
     with pytest.raises(ValueError, match="non-finite"):
-        fz.agd(A, 2)
+        agd.agd(A, 2)
 
 
 def test_agd_reports_divergence_with_the_step():
     from mmcl.dynamics import DivergenceError
     with pytest.raises(DivergenceError, match="smaller step"):
-        fz.agd(fz.low_rank_matrix(20, 20, 3, 2.0, 0), 5, init="gaussian", step=50.0, max_iter=2000)
+        agd.agd(agd.low_rank_matrix(20, 20, 3, 2.0, 0), 5, init="gaussian", step=50.0, max_iter=2000)
 
 
 @pytest.mark.parametrize("P,match", [
@@ -371,22 +371,22 @@ def test_encoder_tables_with_wrong_shapes_are_rejected():
 ])
 def test_joint_config_rejects_bad_fields(field, value):
     with pytest.raises(ValueError, match=f"JointConfig.{field}"):
-        fz.JointConfig(**{field: value})
+        graphs.JointConfig(**{field: value})
 
 
 @pytest.mark.parametrize("field,value", [("C", 0.0), ("D", -1.0), ("alpha", float("nan")), ("step_scale", 0),
                                          ("check_every", 0)])
 def test_agd_config_rejects_bad_fields(field, value):
     with pytest.raises(ValueError, match=f"AGDConfig.{field}"):
-        fz.AGDConfig(**{field: value})
+        agd.AGDConfig(**{field: value})
 
 
 def test_graph_helpers_reject_bad_graphs_and_widths():
     with pytest.raises(ValueError, match="symmetric"):
-        fz.normalized_adjacency(torch.tensor([[1.0, 0.5], [0.0, 1.0]], dtype=F64))
+        graphs.normalized_adjacency(torch.tensor([[1.0, 0.5], [0.0, 1.0]], dtype=F64))
     with pytest.raises(ValueError, match="zero degree"):
-        fz.normalized_adjacency(torch.tensor([[1.0, 0.0], [0.0, 0.0]], dtype=F64))
-    with pytest.raises(ValueError, match="width must be a positive"):
-        fz.augmentation_graph(torch.zeros(3, 2, dtype=F64), 0.0)
+        graphs.normalized_adjacency(torch.tensor([[1.0, 0.0], [0.0, 0.0]], dtype=F64))
+    with pytest.raises(ValueError, match="width must be a finite number > 0"):
+        graphs.augmentation_graph(torch.zeros(3, 2, dtype=F64), 0.0)
     with pytest.raises(ValueError, match="kappa must be"):
-        fz.low_rank_matrix(5, 5, 2, 0.5)
+        agd.low_rank_matrix(5, 5, 2, 0.5)

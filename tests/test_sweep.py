@@ -14,9 +14,10 @@ from mmcl.cli import main
 from mmcl.downstream.evaluation import evaluate_all
 from mmcl.model.losses import patches
 from mmcl.experiments.sweep import SweepTable, engine_agreement, expand_grid, make_draw, phase_grid, sweep
+from mmcl.experiments.sweep.draws import denoised_view
 from mmcl.proofs.predictions import measured_t1, t1_formula
 
-msweep = importlib.import_module("mmcl.experiments.sweep")  # the module, even if the package exports a function of that name
+runner = importlib.import_module("mmcl.experiments.sweep.runner")  # where sweep looks up simulate and evaluate_all
 
 TINY = mmcl.SyntheticConfig(d=120, d_tilde=100, n=12, m=6, M=5, n_epochs=60, n_test=40, n_heldout=100)
 FIELDS = ("y", "mu", "xi", "eps", "negatives", "W0", "mu_tilde", "xi_tilde", "W0_tilde")
@@ -63,7 +64,7 @@ def _direct(cfg, seed, mode, lam=1.0, protocols=("adapt", "transfer"), dtype=tor
     """One run the plain way: sample_synthetic, simulate, evaluate_all, measured_t1."""
     data = mmcl.sample_synthetic(cfg, seed, dtype=dtype)
     if lam != 1.0:
-        data = msweep.denoised_view(data, lam)
+        data = denoised_view(data, lam)
     traj = mmcl.simulate(cfg, data, mode, "recursion")
     ev = evaluate_all(traj, data, protocols, every=cfg.n_epochs)
     return {"loss": float(traj.loss[-1]), "max_gamma": float(traj.gamma[-1].max()),
@@ -99,13 +100,13 @@ def test_runs_sharing_a_draw_are_scored_against_it_once(monkeypatch):
     draw's tensors, and the sweep scores them against that one draw (batch dimension 1); their
     rows still equal separate runs (test above)."""
     seen = []
-    real = msweep.evaluate_all
+    real = runner.evaluate_all
 
     def spy(traj, data, *args, **kwargs):
         seen.append((traj.gamma.shape[0], data.y.shape[0]))
         return real(traj, data, *args, **kwargs)
 
-    monkeypatch.setattr(msweep, "evaluate_all", spy)
+    monkeypatch.setattr(runner, "evaluate_all", spy)
     table = sweep({"tau": [0.1, 0.2, 0.3], "sigma_eps": [0.05, 0.2]}, seeds=[0, 1], mode="single", base=TINY,
                   dtype="float64", progress=False, cache=False)
     assert sorted(seen) == [(6, 1), (6, 1)]  # per seed: six runs, one draw
@@ -194,7 +195,7 @@ def test_bad_grid_fails_before_any_run_naming_the_parameter(grid, match, monkeyp
     def no_run(*args, **kwargs):
         raise AssertionError("a run started before the grid was validated")
 
-    monkeypatch.setattr(msweep, "simulate", no_run)
+    monkeypatch.setattr(runner, "simulate", no_run)
     with pytest.raises(ValueError, match=match):
         sweep(grid, seeds=[0], mode="single", base=TINY, progress=False)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mmcl._utils import default_device, repo_root, resolve_device
-from mmcl.figures import save_figure
+from mmcl.figures import save_figure, style
 
 __all__ = ["BookEnv", "chapter_setup", "repo_root"]
 
@@ -47,7 +47,8 @@ class BookEnv:
         save_figure(fig, name, self.figure_dir)
         try:
             from IPython.display import display
-            display(fig)
+            with style():  # the inline image at the style's resolution, as when drawn in the cell
+                display(fig)
         except ImportError:  # pragma: no cover - outside IPython nothing is displayed
             pass
         plt.close(fig)

@@ -19,6 +19,7 @@ from typing import Dict, Optional
 import torch
 
 from mmcl._utils import check_int
+from mmcl.downstream.probe import standardisation
 from mmcl.model.data import OODData, SyntheticData
 from mmcl.dynamics.trajectory import Trajectory
 from mmcl.dynamics.forward import _times, _weights, _weights_cheaper, preactivations
@@ -69,9 +70,7 @@ def fit_logistic(X: torch.Tensor, y: torch.Tensor, l2: float = 1e-2, max_iter: i
         raise ValueError(f"l2 must be > 0 (it keeps the fit bounded on separable data), got {l2!r}")
     if X.shape[:-1] != y.shape:
         raise ValueError(f"fit_logistic: X {tuple(X.shape)} and y {tuple(y.shape)} disagree")
-    mean = X.mean(-2)
-    scale = X.std(-2, correction=0)
-    scale = torch.where(scale > 1e-12 * (1 + mean.abs()), scale, torch.ones_like(scale))
+    mean, scale = standardisation(X, -2)
     Xs = (X - mean[..., None, :]) / scale[..., None, :]
     Xa = torch.cat([Xs, torch.ones_like(Xs[..., :1])], -1)
     p1 = Xa.shape[-1]

@@ -1,2 +1,290 @@
-"""Figures of the chapter coloredmnist (being moved from the chapter into the library)."""
-FIGURES = []
+"""Figures of the chapter "ColoredMNIST" (``book/08_coloredmnist.md``): Table 1 of the paper and
+what its gap depends on.
+
+The runs are :func:`mmcl.experiments.coloredmnist.table1.run_table1` over every run of
+:data:`~mmcl.experiments.coloredmnist.runs.RUNS` and
+:data:`~mmcl.experiments.coloredmnist.runs.ABLATIONS`, at the settings of :data:`SETTINGS` per
+size (:func:`table1_result`, shared by three figures); the data shown are
+:func:`mmcl.experiments.coloredmnist.data.make_colored_mnist` at seed 0 (:func:`samples_data`).
+This module draws them: :func:`plot_samples`, :func:`plot_table1`, :func:`plot_feature_probes`
+and :func:`plot_probe_l2` (each returns ``(fig, paths)``, paths empty unless ``out_dir`` is given),
+and registers the four figures.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Optional, Sequence
+
+import torch
+
+from mmcl._utils import check_int
+from mmcl.experiments.coloredmnist.data import PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig, make_colored_mnist
+from mmcl.experiments.coloredmnist.runs import ABLATIONS, RUNS
+from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result, run_table1
+from mmcl.experiments.coloredmnist.train import TrainConfig
+from mmcl.figures.registry import SIZES, FigureSpec
+from mmcl.figures.style import COLORS, save_figure, style
+
+__all__ = ["SETTINGS", "LABELS", "RUN_LABELS", "data_config", "train_config", "samples_data", "table1_result",
+           "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2", "FIGURES"]
+
+#: Per size: the number of seeds (0..N-1), the runs (None: every run of ``RUNS`` and
+#: ``ABLATIONS``) and the departures from
+#: :class:`~mmcl.experiments.coloredmnist.data.ColoredMNISTConfig` (``"data"``) and
+#: :class:`~mmcl.experiments.coloredmnist.train.TrainConfig` (``"train"``).  ``"default"`` is what
+#: the chapter runs (1 seed, the defaults), ``"full"`` what ``MMCL_BOOK_FULL=1`` runs (3 seeds);
+#: ``"tiny"`` (for the tests) trains three runs, one of each method, on 400 digits (320 for
+#: training) for one epoch of five steps of 64.
+SETTINGS = {
+    "tiny": {"seeds": 1, "runs": ("multi", "single_crop_flip", "supervised"), "data": {"n_images": 400},
+             "train": {"epochs": 1, "batch_size": 64}},
+    "default": {"seeds": 1, "runs": None, "data": {}, "train": {}},
+    "full": {"seeds": 3, "runs": None, "data": {}, "train": {}},
+}
+
+
+def _check_size(size: str) -> None:
+    if size not in SIZES:
+        raise ValueError(f"size={size!r} is unknown; valid: {', '.join(map(repr, SIZES))}")
+
+
+def data_config(size: str = "default") -> ColoredMNISTConfig:
+    """The :class:`~mmcl.experiments.coloredmnist.data.ColoredMNISTConfig` of ``size`` (the
+    defaults, except ``"tiny"``)."""
+    _check_size(size)
+    return replace(ColoredMNISTConfig(), **SETTINGS[size]["data"])
+
+
+def train_config(size: str = "default") -> TrainConfig:
+    """The :class:`~mmcl.experiments.coloredmnist.train.TrainConfig` of ``size`` (the defaults,
+    except ``"tiny"``)."""
+    _check_size(size)
+    return replace(TrainConfig(), **SETTINGS[size]["train"])
+
+
+@functools.lru_cache(maxsize=3)
+def samples_data(size: str = "default") -> ColoredMNIST:
+    """The ColoredMNIST of seed 0 at the data settings of ``size`` (the chapter's first section)."""
+    return make_colored_mnist(data_config(size), seed=0)
+
+
+@functools.lru_cache(maxsize=3)
+def table1_result(size: str = "default", device: str = "cpu") -> Table1Result:
+    """:func:`~mmcl.experiments.coloredmnist.table1.run_table1` of the runs of ``size`` (by
+    default every run of ``RUNS`` and ``ABLATIONS``) at its seeds and settings, each run through the
+    on-disk cache (cached here too: three figures draw the same runs)."""
+    _check_size(size)
+    runs = SETTINGS[size]["runs"]
+    return run_table1(range(SETTINGS[size]["seeds"]), [*RUNS, *ABLATIONS] if runs is None else list(runs),
+                      data_cfg=data_config(size), train_cfg=train_config(size), device=device, progress=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# drawing
+# ---------------------------------------------------------------------------------------------
+
+#: Display names of the variants (and of the paper's two rows).
+LABELS = {
+    "multi_zero_shot": "multi-modal, zero-shot", "multi_linear_probe": "multi-modal, linear probe",
+    "single_crop_flip": "SimCLR crop+flip", "single_color_jitter": "SimCLR +jitter+grey",
+    "supervised": "supervised (CE)", "shape_only": "ref: shape only", "colour_only": "ref: colour only",
+    "multi_digit_caption_zero_shot": "multi, digit caption, 0-shot",
+    "multi_digit_caption_linear_probe": "multi, digit caption, probe",
+    "single_grayscale_only": "SimCLR +grey only", "single_strong_jitter": "SimCLR +jitter s=1",
+    "single_small_crops": "SimCLR small crops",
+    "paper_single": "paper: single-modal", "paper_multi": "paper: multi-modal",
+}
+
+#: Display names of the runs.
+RUN_LABELS = {
+    "multi": "multi-modal", "single_crop_flip": "SimCLR crop+flip", "single_color_jitter": "SimCLR +jitter+grey",
+    "supervised": "supervised", "shape_only": "shape only (grey)", "multi_digit_caption": "multi, digit caption",
+    "single_grayscale_only": "SimCLR +grey only", "single_strong_jitter": "SimCLR +jitter s=1",
+    "single_small_crops": "SimCLR small crops",
+}
+
+
+def _colour_of(name: str) -> str:
+    if name.startswith("paper"):
+        return COLORS["reference"]
+    if name.startswith("multi"):
+        return COLORS["multi"]
+    if name.startswith("single"):
+        return COLORS["single"]
+    if name in ("shape_only", "colour_only"):
+        return "#999999"
+    return COLORS["accent"]
+
+
+def _finish(fig, name: str, out_dir):
+    paths = save_figure(fig, name, out_dir) if out_dir is not None else []
+    return fig, paths
+
+
+def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredmnist"):
+    """Horizontal bars of train (light) and test (OOD, dark) accuracy per variant, mean +- 1 s.d.
+    over seeds, under the paper's two rows.  Returns ``(fig, paths)`` (paths empty if
+    ``out_dir`` is None)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    s = result.summary()
+    rows = [("paper_multi", PAPER["multi"]["train"], 0, PAPER["multi"]["test"], 0),
+            ("paper_single", PAPER["single"]["train"], 0, PAPER["single"]["test"], 0)]
+    rows += [(v, m["train"]["mean"], m["train"]["sd"], m["test"]["mean"], m["test"]["sd"]) for v, m in s.items()]
+    with style():
+        fig, ax = plt.subplots(figsize=(9.0, 0.55 * len(rows) + 1.6))
+        y = torch.arange(len(rows), dtype=torch.float64).flip(0).tolist()
+        h = 0.38
+        for yi, (v, tr, trs, te, tes) in zip(y, rows):
+            c = _colour_of(v)
+            ax.barh(yi + h / 2, 100 * tr, h, xerr=100 * trs or None, color=c, alpha=0.35, ecolor="#333333")
+            ax.barh(yi - h / 2, 100 * te, h, xerr=100 * tes or None, color=c, ecolor="#333333")
+            ax.text(100 * te + 1.5 + 100 * tes, yi - h / 2, f"{100 * te:.1f}", va="center", fontsize=10)
+        ax.set_yticks(y, [LABELS.get(r[0], r[0]) for r in rows])
+        ax.axvline(10, color="#777777", ls=":", lw=1.2)
+        ceiling = 1 - ColoredMNISTConfig(**result.settings["data"]).effective_label_noise
+        ax.axvline(100 * ceiling, color="#777777", ls="--", lw=1.2)
+        ax.set_xlim(0, 108)
+        ax.set_xlabel("accuracy on the splits' noisy labels (%)")
+        n = len(result.seeds)
+        fig.legend(handles=[Patch(color="#555555", alpha=0.35, label="train (colour agrees with label)"),
+                            Patch(color="#555555", label=f"test (colour reversed){'' if n == 1 else ', mean ± s.d.'}"),
+                            Line2D([], [], color="#777777", ls=":", label="chance"),
+                            Line2D([], [], color="#777777", ls="--", label="label-noise ceiling")],
+                   loc="outside upper center", ncol=2)
+        ax.grid(axis="y", visible=False)
+    return _finish(fig, name, out_dir)
+
+
+def plot_feature_probes(result: Table1Result, out_dir=None, name: str = "coloredmnist-feature-probes"):
+    """What each model's frozen features encode: accuracy of a linear digit probe and of a linear
+    colour probe, on images re-coloured independently of the digit (chance 10 %).  Returns
+    ``(fig, paths)``."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    ps = result.probe_summary()
+    runs = list(ps)
+    with style():
+        fig, ax = plt.subplots(figsize=(9.0, 4.4))
+        x = torch.arange(len(runs), dtype=torch.float64)
+        w = 0.38
+        for k, (key, hatch, lab) in enumerate((("digit", "", "digit probe"), ("colour", "//", "colour probe"))):
+            m = [100 * ps[r][key]["mean"] for r in runs]
+            sd = [100 * ps[r][key]["sd"] for r in runs]
+            ax.bar((x + (k - 0.5) * w).tolist(), m, w, yerr=sd if len(result.seeds) > 1 else None,
+                   color=[_colour_of(r) for r in runs], alpha=1.0 if key == "digit" else 0.45,
+                   hatch=hatch, edgecolor="white", label=lab)
+        ax.axhline(10, color="#777777", ls=":", lw=1.2)
+        ax.set_xticks(x.tolist(), [RUN_LABELS.get(r, r) for r in runs], rotation=25, ha="right")
+        ax.set_ylabel("probe accuracy (%)")
+        ax.set_ylim(0, 102)
+        fig.legend(handles=[Patch(color="#555555", label="digit probe"),
+                            Patch(facecolor="#555555", alpha=0.45, hatch="//", edgecolor="white", label="colour probe"),
+                            Line2D([], [], color="#777777", ls=":", label="chance")],
+                   loc="outside upper center", ncol=3)
+        ax.grid(axis="x", visible=False)
+    return _finish(fig, name, out_dir)
+
+
+def plot_samples(data: ColoredMNIST, n_per_split: int = 10, out_dir=None, name: str = "coloredmnist-samples"):
+    """The first digit of each label in both splits, with label and colour name: the reversal seen.
+    Column ``k`` shows label ``k % 10``; every label must occur in both splits.  Returns
+    ``(fig, paths)``."""
+    import matplotlib.pyplot as plt
+
+    check_int("n_per_split", n_per_split)
+    for title, sp in (("train", data.train), ("test", data.test)):
+        missing = sorted({k % 10 for k in range(n_per_split)} - set(sp.label.tolist()))
+        if missing:
+            raise ValueError(f"data: the {title} split has no digit labelled {missing}; use more images")
+    with style():
+        fig, axes = plt.subplots(2, n_per_split, figsize=(1.0 * n_per_split + 0.6, 2.9), squeeze=False)
+        for row, (title, sp) in enumerate((("train", data.train), ("test", data.test))):
+            for k in range(n_per_split):
+                idx = torch.nonzero(sp.label == k % 10)[0]
+                img = sp.images(idx)[0].permute(1, 2, 0).clamp(0, 1).numpy()
+                ax = axes[row, k]
+                ax.imshow(img, interpolation="nearest")
+                ax.set_xticks([])
+                ax.set_yticks([])
+                ax.grid(False)
+                for sp_ in ax.spines.values():
+                    sp_.set_visible(False)
+                ax.set_title(f"{k % 10}", fontsize=11)
+                ax.set_xlabel(PALETTE_NAMES[int(sp.colour[idx])], fontsize=9)
+            axes[row, 0].set_ylabel(title, fontsize=12)
+    return _finish(fig, name, out_dir)
+
+
+def plot_probe_l2(result: Table1Result, out_dir=None, name: str = "coloredmnist-probe-l2",
+                  runs: Optional[Sequence[str]] = None):
+    """Test (OOD) accuracy of each run's linear probe against the probe's L2 penalty
+    (:data:`~mmcl.experiments.coloredmnist.runs.PROBE_L2_GRID`), mean over seeds, for ``runs``
+    (default: those of ``RUNS`` with a probe); the multi-modal zero-shot score, which has no
+    penalty, as a horizontal line.  Returns ``(fig, paths)``."""
+    import matplotlib.pyplot as plt
+
+    sweep = result.probe_l2_summary()
+    runs = [r for r in (RUNS if runs is None else runs) if r in sweep]
+    sweep = {r: sweep[r] for r in runs}
+    s = result.summary()
+    with style():
+        fig, ax = plt.subplots(figsize=(7.5, 4.4))
+        markers = "osD^vP*X"
+        for k, (run, d) in enumerate(sweep.items()):
+            l2s = sorted(d)
+            ax.plot(l2s, [100 * d[l2]["test"]["mean"] for l2 in l2s], marker=markers[k % len(markers)],
+                    color=_colour_of(run), ls="-" if k % 2 == 0 else "--",
+                    label=RUN_LABELS.get(run, run) + (", linear probe" if run.startswith("multi") else ""))
+        if "multi_zero_shot" in s:
+            ax.axhline(100 * s["multi_zero_shot"]["test"]["mean"], color=COLORS["multi"], lw=1.5, ls=":",
+                       label="multi-modal, zero-shot")
+        ax.set_xscale("log")
+        ax.set_xlabel("L2 penalty of the linear probe")
+        ax.set_ylabel("test accuracy, colour reversed (%)")
+        ax.set_ylim(0, 100)
+        fig.legend(loc="outside right center", fontsize=10)
+    return _finish(fig, name, out_dir)
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry
+# ---------------------------------------------------------------------------------------------
+
+def _samples(size, device):
+    return plot_samples(samples_data(size))[0]
+
+
+def _table1(size, device):
+    return plot_table1(table1_result(size, device))[0]
+
+
+def _feature_probes(size, device):
+    return plot_feature_probes(table1_result(size, device))[0]
+
+
+def _probe_l2(size, device):
+    return plot_probe_l2(table1_result(size, device))[0]
+
+
+_CH, _LABEL = "08_coloredmnist", "sec-coloredmnist"
+FIGURES = [
+    FigureSpec("coloredmnist-samples", "ColoredMNIST (Table 1): the first digit of each label in the training split "
+               "(colour agrees with the label 77.5 % of the time) and in the test split (colours of paired classes "
+               "swapped), 14 × 14 px", _CH, _LABEL, _samples),
+    FigureSpec("table1-coloredmnist", "Table 1 of the paper beside every ColoredMNIST variant: train and "
+               "reversed-colour test accuracy of multi-modal (zero-shot, linear probe), SimCLR (crop + flip, + colour "
+               "jitter + grayscale), supervised, the shape-only and colour-only references and the ablations",
+               _CH, _LABEL, _table1),
+    FigureSpec("coloredmnist-feature-probes", "What each ColoredMNIST model's features encode: accuracy of a linear "
+               "digit probe and a linear colour probe on images re-coloured independently of the digit",
+               _CH, _LABEL, _feature_probes),
+    FigureSpec("coloredmnist-probe-l2", "ColoredMNIST: reversed-colour test accuracy of each model's linear probe "
+               "against the probe's L2 penalty, with the multi-modal zero-shot score for reference",
+               _CH, _LABEL, _probe_l2),
+]

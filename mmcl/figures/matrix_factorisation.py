@@ -1,2 +1,177 @@
-"""Figures of the chapter matrix_factorisation (being moved from the chapter into the library)."""
-FIGURES = []
+"""Figures of the chapter "Multi-modal contrastive learning as matrix factorisation"
+(``book/10_matrix_factorisation.md``).
+
+The computations are :mod:`mmcl.wider.factorisation` and :mod:`mmcl.wider.graphs`: the default
+image-caption world (:func:`world`, the same at every size) and the sweep over the images'
+signal-to-noise ratio (:func:`snr_sweep_result`, :func:`mmcl.wider.graphs.snr_sweep`).  The
+drawings are :func:`draw_spectrum`, :func:`draw_graphs` and :func:`draw_probe_snr`.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import torch
+
+from mmcl.figures.registry import FigureSpec
+from mmcl.figures.style import COLORS, style
+from mmcl.wider import factorisation as fz
+from mmcl.wider import graphs
+
+__all__ = ["SWEEP_SEEDS", "SWEEP_SIGNALS", "world", "snr_sweep_result", "draw_spectrum", "draw_graphs",
+           "draw_probe_snr", "FIGURES"]
+
+#: Draws per signal of the SNR sweep, by size (the chapter shows 3, 10 with ``MMCL_BOOK_FULL=1``).
+SWEEP_SEEDS = {"tiny": 1, "default": 3, "full": 10}
+#: The signals ``||mu||`` of the sweep, by size; ``"tiny"`` keeps the two of the alpha-gap plane (SNR 0.1, 0.4).
+SWEEP_SIGNALS = {"tiny": (0.0, 2.0, 8.0), "default": graphs.SIGNALS, "full": graphs.SIGNALS}
+
+
+@functools.lru_cache(maxsize=3)
+def world(size: str = "default", device: str = "cpu") -> dict:
+    """The chapter's default world (:class:`mmcl.wider.graphs.JointConfig`, seed 0; CPU, the same at
+    every size): ``data``, ``k`` = C, the singular values ``s`` of ``P~``, the caption-induced graph
+    ``A_cap``, its spectrum ``nu`` and the comparison ``comp`` of :func:`mmcl.wider.graphs.compare_graphs`."""
+    cfg = graphs.JointConfig()
+    data = graphs.sample_joint(cfg, seed=0)
+    A_cap = fz.induced_image_graph(data.P)
+    return dict(data=data, k=cfg.n_classes, s=torch.linalg.svdvals(fz.normalized_cooccurrence(data.P)),
+                A_cap=A_cap, nu=graphs.graph_spectrum(A_cap), comp=graphs.compare_graphs(data))
+
+
+@functools.lru_cache(maxsize=3)
+def snr_sweep_result(size: str = "default", device: str = "cpu") -> graphs.SNRSweep:
+    """:func:`mmcl.wider.graphs.snr_sweep` of the default world over :data:`SWEEP_SIGNALS` with
+    :data:`SWEEP_SEEDS` draws each (CPU; cached: the chapter's checks and the figure share it)."""
+    return graphs.snr_sweep(graphs.JointConfig(), signals=SWEEP_SIGNALS[size], seeds=range(SWEEP_SEEDS[size]))
+
+
+def draw_spectrum(s, nu, k: int, n: int = 12):
+    """The first ``n`` singular values ``s`` of ``P~``, the eigenvalues ``nu`` of the induced graph's
+    ``A_bar`` and ``s^2``, with a line after ``k`` (figure ``mf-spectrum``)."""
+    import matplotlib.pyplot as plt
+
+    with style():
+        fig, ax = plt.subplots(figsize=(7.0, 4.0))
+        idx = torch.arange(1, n + 1)
+        ax.plot(idx, s[:n], "o-", color=COLORS["multi"], label=r"singular values $s_i$ of $\tilde P$")
+        ax.plot(idx, nu[:n], "s--", color=COLORS["accent"], mfc="none", ms=9,
+                label=r"eigenvalues of $\bar A$ (induced graph)")
+        ax.plot(idx, s[:n] ** 2, "x", color="k", ms=7, label=r"$s_i^2$")
+        ax.axvline(k + 0.5, color=COLORS["reference"], lw=1, ls=":")
+        ax.text(k + 1.5, 0.45, f"k = C = {k}", color=COLORS["reference"])
+        ax.set_xlabel("index i")
+        ax.set_ylabel("value")
+        ax.set_xticks(idx)
+        ax.legend(loc="upper right")
+    return fig
+
+
+def draw_graphs(A_caption, A_augmentation):
+    """The normalised caption-induced and augmentation graphs side by side, self-pairs hidden
+    (figure ``mf-graphs``; images sorted by class)."""
+    import matplotlib.pyplot as plt
+
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.6))
+        for ax, G, title in ((axes[0], A_caption, "caption-induced graph"),
+                             (axes[1], A_augmentation, "augmentation graph (best width)")):
+            Gbar = graphs.normalized_adjacency(G)
+            Gbar = Gbar - torch.diag(torch.diagonal(Gbar))  # hide self-pairs so the blocks show
+            im = ax.imshow(Gbar.numpy(), cmap="viridis", interpolation="nearest",
+                           vmax=float(torch.quantile(Gbar.flatten(), 0.995)))
+            ax.set_title(title)
+            ax.set_xlabel("image (sorted by class)")
+            ax.set_ylabel("image")
+            ax.grid(False)
+            fig.colorbar(im, ax=ax, shrink=0.8, label=r"$\bar A(x, x')$")
+    return fig
+
+
+def draw_probe_snr(sweep: graphs.SNRSweep):
+    """Left: every graph of ``sweep.plane`` in the (spectral gap, alpha / chance) plane; right: the
+    probe errors of ``sweep.probe`` against the image SNR, mean +- 1 s.d. over draws (figure
+    ``mf-probe-snr``)."""
+    import matplotlib.pyplot as plt
+
+    C_ = COLORS
+    snr = sweep.snr
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(12.0, 4.8))
+        ax = axes[0]
+        for name, pts in sweep.plane.items():
+            a, gp = zip(*pts)
+            if name.startswith("augmentation"):
+                ls = "-" if "0.1" in name else "--"
+                ax.plot(gp, a, "o" + ls, color=C_["single"], label=name + " (widths)")
+            else:
+                m = float(name.split()[-1])
+                ax.plot(gp, a, "D", ms=9, color=C_["multi"], alpha=0.4 + 0.6 * (1 - m / 0.3))
+                ax.annotate(f"caption, {int(100 * m)}% mismatched", (gp[0], a[0]), textcoords="offset points",
+                            xytext=(-12, 6), ha="right", color=C_["multi"], fontsize=10)
+        ax.set_xlabel(r"spectral gap $\lambda_{k+1}$ (larger: better connected)")
+        ax.set_ylabel(r"$\alpha$ / chance (smaller: more consistent)")
+        ax.set_xlim(-0.05, 1.05)
+        ax.legend(loc="upper left", fontsize=10)
+        ax.set_title("positive pairs of each graph")
+        ax = axes[1]
+
+        def band(v, color, label, ls="-"):
+            mu, sd = v.mean(1), v.std(1) if v.shape[1] > 1 else torch.zeros(v.shape[0])
+            ax.plot(snr, mu, ls, color=color, label=label, marker="o", ms=4)
+            ax.fill_between(snr, mu - sd, mu + sd, color=color, alpha=0.15, lw=0)
+
+        band(sweep.probe["augmentation"], C_["single"], "augmentation graph (oracle width)")
+        for m, ls in zip(sweep.mismatches, (":", "-", "--")):
+            band(sweep.probe[f"caption {m}"], C_["multi"], f"caption graph, {int(100 * m)}% mismatched", ls)
+        band(sweep.probe["raw"], C_["reference"], "probe on raw images", ":")
+        ax.axvline(sweep.config.snr, color=C_["reference"], lw=0.8)
+        ax.set_xlabel("image SNR")
+        ax.set_ylabel("linear-probe test error")
+        ax.set_ylim(-0.02, 1.0)
+        ax.legend(loc="upper right", fontsize=10)
+        ax.set_title("downstream error")
+    return fig
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """One torch thread while a figure is made outside the book (the chapter sets it too): these
+    matrices are small, and extra threads on a busy CPU make them many times slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _spectrum(size, device):
+    with _one_thread():
+        w = world(size, device)
+        return draw_spectrum(w["s"], w["nu"], w["k"])
+
+
+def _graphs(size, device):
+    with _one_thread():
+        w = world(size, device)
+        comp = w["comp"]
+        return draw_graphs(w["A_cap"], graphs.augmentation_graph(w["data"].images, comp.widths[comp.best]))
+
+
+def _probe_snr(size, device):
+    with _one_thread():
+        return draw_probe_snr(snr_sweep_result(size, device))
+
+
+_CH, _LABEL = "10_matrix_factorisation", "sec-matrix-factorisation"
+FIGURES = [
+    FigureSpec("mf-spectrum", "Singular values of the normalised image–caption matrix P̃ and eigenvalues of the "
+               "caption-induced image graph (equal to the squared singular values), with the gap after k = C",
+               _CH, _LABEL, _spectrum),
+    FigureSpec("mf-graphs", "The caption-induced and the (best-width) Gaussian augmentation graph on the same 200 "
+               "images at SNR 0.1, normalised, images sorted by class", _CH, _LABEL, _graphs),
+    FigureSpec("mf-probe-snr", "Left: label consistency α (relative to chance) against spectral gap λ_{k+1} for "
+               "caption and augmentation graphs; right: linear-probe error of each graph's spectral embedding "
+               "against the image SNR", _CH, _LABEL, _probe_snr),
+]

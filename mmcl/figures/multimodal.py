@@ -1,2 +1,228 @@
-"""Figures of the chapter multimodal (being moved from the chapter into the library)."""
-FIGURES = []
+"""Figures of the chapter "Multi-modal learning" (``book/05_multimodal.md``).
+
+The computations are those of :mod:`mmcl.proofs.multi_stage1` (synchronisation, the end of stage
+1, the noise cases of Lemma D.9); this module runs the chapter's five seeds (cached per ``(size,
+device)``, shared by the chapter's three figures), draws the figures and registers them.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import List
+
+import torch
+
+from mmcl.figures.registry import FigureSpec
+from mmcl.figures.style import COLORS, style
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.dynamics import Trajectory, simulate
+from mmcl.proofs import multi_stage1 as sync
+
+__all__ = ["SEEDS", "MultimodalRuns", "multimodal_runs", "stage1_end", "noise_cases", "draw_synchronisation",
+           "draw_stage1", "draw_noise", "FIGURES"]
+
+#: seeds per size: the chapter runs 5 (20 with ``MMCL_BOOK_FULL=1``); ``"tiny"`` is for the tests
+SEEDS = {"tiny": 1, "default": 5, "full": 20}
+_TINY_EPOCHS = 100  # "tiny" also stops after 100 steps (Lemma 5.4's T1 is 86)
+_CHAPTER, _LABEL = "05_multimodal", "sec-multimodal"
+
+
+@dataclass
+class MultimodalRuns:
+    """The chapter's runs: ``cfg`` (the Figure 1 settings), the ``seeds`` and their stacked ``data``
+    (float64); the multi-modal recursion ``multi`` (loss derivatives recorded), the single-modal
+    recursion ``single`` on the same draws, and ``syn``, the
+    :func:`~mmcl.proofs.multi_stage1.synchronisation` of ``multi``."""
+
+    cfg: SyntheticConfig
+    seeds: List[int]
+    data: SyntheticData
+    multi: Trajectory
+    single: Trajectory
+    syn: sync.Synchronisation
+
+
+@functools.lru_cache(maxsize=2)
+def multimodal_runs(size: str = "default", device: str = "cpu") -> MultimodalRuns:
+    """Both recursions at the Figure 1 settings with the seeds of ``size`` (cached)."""
+    cfg = SyntheticConfig()
+    if size == "tiny":
+        cfg = cfg.replace(n_epochs=_TINY_EPOCHS)
+    seeds = list(range(SEEDS[size]))
+    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=torch.float64, device=device) for s in seeds])
+    multi = simulate(cfg, data, "multi", "recursion", record_derivatives=True)
+    single = simulate(cfg, data, "single", "recursion")
+    return MultimodalRuns(cfg=cfg, seeds=seeds, data=data, multi=multi, single=single,
+                          syn=sync.synchronisation(data, multi))
+
+
+@functools.lru_cache(maxsize=2)
+def stage1_end(size: str = "default", device: str = "cpu") -> sync.Stage1End:
+    """:func:`mmcl.proofs.multi_stage1.stage1_end` of :func:`multimodal_runs` (cached)."""
+    r = multimodal_runs(size, device)
+    return sync.stage1_end(r.syn, r.multi, r.cfg)
+
+
+@functools.lru_cache(maxsize=2)
+def noise_cases(size: str = "default", device: str = "cpu") -> sync.NoiseCases:
+    """:func:`mmcl.proofs.multi_stage1.noise_cases` of :func:`multimodal_runs` up to ``floor(T1)`` (cached)."""
+    r = multimodal_runs(size, device)
+    return sync.noise_cases(r.data, r.multi, r.cfg)
+
+
+# --------------------------------------------------------------------------------------------
+# Drawing
+# --------------------------------------------------------------------------------------------
+def draw_synchronisation(syn: sync.Synchronisation, seeds):
+    """Lemma D.3: ``u_r``, ``v_r`` of three neurons that start out of step (predicted ``t'`` near 3,
+    10 and 25 steps, winning side predicted right) with the linear stage-1 map, and the measured
+    against the predicted ``t'`` of every out-of-step neuron that synchronises."""
+    import matplotlib.pyplot as plt
+
+    m = syn.u.shape[-1]
+    opp = syn.opposite0
+    synced = opp & syn.synchronised
+    with style():
+        fig, axes = plt.subplots(1, 4, figsize=(16, 4.0), gridspec_kw={"width_ratios": [1, 1, 1, 1.35]})
+        right = (syn.sign == syn.predicted_sign) & opp
+        picked = []  # three out-of-step neurons (any seed) whose predicted t' is near 3, 10 and 25 steps
+        for target in (3, 10, 25):
+            gap = torch.where(right, (syn.predicted_step - target).abs(), torch.full_like(syn.predicted_step, math.inf))
+            b, r = divmod(int(gap.argmin()), m)
+            picked.append((b, r))
+        for ax, (b, r) in zip(axes[:3], picked):
+            T = int(min(2.5 * float(syn.sync_step[b, r]) + 8, 60))
+            steps = syn.steps[:T + 1]
+            scale = float(max(syn.u[b, 0, r].abs(), syn.v[b, 0, r].abs()))
+            pu, pv = sync.stage1_signal_prediction(syn.u[b, 0, r:r + 1], syn.v[b, 0, r:r + 1], syn.kappa[b], steps)
+            ax.plot(steps.cpu(), syn.u[b, :T + 1, r].cpu() / scale, color=COLORS["multi"], label=r"$u_r$ (modality 1)")
+            ax.plot(steps.cpu(), syn.v[b, :T + 1, r].cpu() / scale, color=COLORS["accent"], ls="--",
+                    label=r"$v_r$ (modality 2)")
+            ax.plot(steps.cpu(), pu[:, 0].cpu() / scale, color="k", lw=0.9, ls=":", label="linear map")
+            ax.plot(steps.cpu(), pv[:, 0].cpu() / scale, color="k", lw=0.9, ls=":")
+            ax.axhline(0, color=COLORS["reference"], lw=0.8)
+            ax.axvline(float(syn.sync_step[b, r]), color=COLORS["reference"], lw=0.8, ls="--")
+            ax.set_title(f"seed {seeds[b]}, neuron {r}: $t'$ = {int(syn.sync_step[b, r])}")
+            ax.set_xlabel("step $t$")
+        axes[0].set_ylabel("preactivation / initial max")
+        axes[0].legend(loc="best", fontsize=9)
+        ax1 = axes[3]
+        pred, meas = syn.predicted_step[synced].cpu(), syn.sync_step[synced].cpu()
+        ok = right[synced].cpu()
+        ax1.scatter(pred[ok], meas[ok], s=22, color=COLORS["multi"], label="winning side predicted")
+        ax1.scatter(pred[~ok], meas[~ok], s=40, marker="x", color=COLORS["single"], label="winning side missed")
+        hi = float(max(pred.max(), meas.max())) * 1.3
+        ax1.plot([0.8, hi], [0.8, hi], color=COLORS["reference"], lw=0.8, ls=":")
+        ax1.set_xscale("log", base=2)
+        ax1.set_yscale("log", base=2)
+        ax1.set_xlabel(r"predicted $t'$ (proposition)")
+        ax1.set_ylabel(r"measured $t'$")
+        ax1.set_title(f"Out-of-step neurons that synchronise, {len(seeds)} seeds")
+        ax1.legend(loc="upper left", fontsize=9)
+    return fig
+
+
+def draw_stage1(end: sync.Stage1End):
+    """Lemma 5.4: ``max_r gamma_r`` of every seed against the linear stage-1 map, Lemma D.4's lower
+    bound and ``T1``; the spread ``C_l`` of the loss derivatives (Lemma D.1)."""
+    import matplotlib.pyplot as plt
+
+    T1 = end.t1
+    with style():
+        fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(12, 4.2))
+        t = end.steps.cpu()
+        d4 = end.d4_best  # Lemma D.4's bound, best in-step neuron
+        S = end.max_gamma.shape[0]
+        for b in range(S):
+            first = b == 0
+            ax0.plot(t, end.max_gamma[b].cpu(), color=COLORS["multi"], lw=1.5, alpha=0.8,
+                     label=r"measured $\max_r\gamma_r$" if first else None)
+            ax0.plot(t, end.predicted_gamma[b].cpu(), color=COLORS["reference"], lw=1, ls=":",
+                     label="linear stage-1 map" if first else None)
+            ax0.plot(t, d4[b].cpu(), color=COLORS["accent"], lw=1, ls="-.",
+                     label="lower bound (43) of Lemma D.4" if first else None)
+            ax1.plot(t, end.spread[b].cpu(), color=COLORS["multi"], lw=1.5, alpha=0.8,
+                     label=r"measured $C_\ell(t)$" if first else None)
+        ax0.plot(end.t1_measured.cpu(), torch.ones(S), "o", color=COLORS["multi"], ms=6,
+                 label=r"measured end of stage 1 ($\max_r\gamma_r=1$)")
+        for ax in (ax0, ax1):
+            ax.axvline(T1, color="k", ls="--", lw=1.2, label=r"$T_1$ of Lemma 5.4")
+            ax.set_yscale("log")
+            ax.set_xlabel("step $t$")
+        ax0.set_ylim(1e-3, 30)
+        ax0.set_ylabel(r"$\max_r \gamma_r^{(t)}$")
+        ax0.set_title("Signal learning, multi-modal")
+        ax0.legend(loc="lower right", fontsize=9)
+        ax1.axhline(1.01, color=COLORS["reference"], lw=0.8, ls=":")
+        ax1.text(150, 1.2, r"$C_\ell=1.01$ (proof of Lemma D.8)", fontsize=9, ha="center")
+        ax1.set_ylabel(r"smallest $C_\ell$ of Lemma D.1")
+        ax1.set_title("Spread of the loss derivatives")
+        ax1.legend(loc="upper left", fontsize=9)
+    return fig
+
+
+def draw_noise(single: Trajectory, multi: Trajectory, cases: sync.NoiseCases, t1: float, n: int):
+    """Noise memorisation: ``max_{r,i} rho_{r,i}``, single- against multi-modal (mean ± 1 s.d.),
+    against the ``1/sqrt(n)`` scale of Lemma 5.4; and for the pairs of case (4) the largest ratio
+    of ``Psi`` to the bound (45) of Lemma D.9 up to ``T1``."""
+    import matplotlib.pyplot as plt
+
+    with style():
+        fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(12, 4.2))
+        t = multi.steps.cpu()
+        for run, mode in ((single, "single"), (multi, "multi")):
+            r = run.rho.amax((-1, -2)).cpu()
+            mean = r.mean(0)
+            sd = r.std(0) if r.shape[0] > 1 else torch.zeros_like(mean)  # one seed: no spread
+            ax0.plot(t, mean, color=COLORS[mode], label=f"{mode}-modal")
+            ax0.fill_between(t, mean - sd, mean + sd, color=COLORS[mode], alpha=0.2, lw=0)
+        ax0.axhline(1 / math.sqrt(n), color=COLORS["reference"], ls=":", lw=1)
+        ax0.text(3, 1 / math.sqrt(n) + 0.12, r"$1/\sqrt{n}$", ha="left", fontsize=10)
+        ax0.axvline(t1, color="k", ls="--", lw=1.2, label=r"$T_1$ of Lemma 5.4")
+        ax0.set_xlabel("step $t$")
+        ax0.set_ylabel(r"$\max_{r,i}\rho_{r,i}^{(t)}$")
+        ax0.set_title("Noise memorisation (mean $\\pm$ 1 s.d.)")
+        ax0.legend(loc="lower right", fontsize=9)
+        tt = multi.steps[multi.steps <= cases.t_max].cpu()
+        for b in range(cases.psi_ratio.shape[0]):
+            ax1.plot(tt, cases.psi_ratio[b].cpu(), color=COLORS["multi"], lw=1.5, alpha=0.8,
+                     label="largest ratio over case-4 pairs" if b == 0 else None)
+        ax1.axhline(1.0, color="k", ls="--", lw=1.2, label="bound (45)")
+        ax1.set_ylim(0, 1.15)
+        ax1.set_xlabel("step $t$")
+        ax1.set_ylabel(r"$\Psi_{r,i}^{(t)}$ / bound")
+        ax1.set_title("Lemma D.9 (4), up to $T_1$")
+        ax1.legend(loc="lower left", fontsize=9)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------------
+def _synchronisation(size, device):
+    r = multimodal_runs(size, device)
+    return draw_synchronisation(r.syn, r.seeds)
+
+
+def _stage1(size, device):
+    return draw_stage1(stage1_end(size, device))
+
+
+def _noise(size, device):
+    r = multimodal_runs(size, device)
+    return draw_noise(r.single, r.multi, noise_cases(size, device), stage1_end(size, device).t1, r.cfg.n)
+
+
+FIGURES = [
+    FigureSpec("ch5-synchronisation", "Multi-modal synchronisation (Lemma D.3): three neurons whose two halves start "
+               "with opposite signs on the signal, with the closed form of our linear stage-1 map, and measured "
+               "against predicted synchronisation step t′ for every such neuron over 5 seeds", _CHAPTER, _LABEL,
+               _synchronisation),
+    FigureSpec("ch5-stage1", "End of multi-modal stage 1 (Lemma 5.4): max_r γ_r against the linear stage-1 map, "
+               "Lemma D.4's lower bound and T₁; the spread C_ℓ of the loss derivatives (Lemma D.1)", _CHAPTER,
+               _LABEL, _stage1),
+    FigureSpec("ch5-noise", "Noise memorisation: max_{r,i} ρ_{r,i}, single- vs multi-modal, against the 1/√n scale "
+               "of Lemma 5.4; the ratio of Ψ to the bound (45) of Lemma D.9 up to T₁", _CHAPTER, _LABEL, _noise),
+]

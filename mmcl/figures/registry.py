@@ -24,15 +24,17 @@ from typing import Callable, Dict, List, Optional
 
 __all__ = ["SIZES", "MODULES", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
 
+#: The sizes a figure can be made at: "tiny" (seconds), "default" (the book on a CPU), "full" (MMCL_BOOK_FULL=1).
 SIZES = ("tiny", "default", "full")
 
-# The chapters' figure modules, in the book's order.
+#: The chapters' figure modules, in the book's order.
 MODULES = (
     "mmcl.figures.reading_guide",
     "mmcl.figures.setting",
     "mmcl.figures.single_stage1",
     "mmcl.figures.single_stage2",
     "mmcl.figures.multimodal",
+    "mmcl.figures.multimodal_stage2",
     "mmcl.figures.side_by_side",
     "mmcl.figures.assumptions",
     "mmcl.figures.coloredmnist",
@@ -84,12 +86,23 @@ def get(name: str) -> FigureSpec:
 
 
 def make(name: str, size: str = "default", device: Optional[str] = None):
-    """Draw the figure ``name`` at ``size`` (see :data:`SIZES`) and return it."""
+    """Draw the figure ``name`` at ``size`` (see :data:`SIZES`) and return it.  On the CPU the
+    computation runs with one torch thread, as the chapters run (``chapter_setup``), so that the
+    numbers are the chapter's; the thread count is restored afterwards."""
     _check_size(size)
+    import torch
+
     from mmcl._utils import resolve_device
 
     dev = str(resolve_device(device))
-    return get(name).make(size, dev)
+    spec = get(name)
+    threads = torch.get_num_threads()
+    if dev == "cpu":
+        torch.set_num_threads(1)
+    try:
+        return spec.make(size, dev)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def save(name: str, out_dir, size: str = "default", device: Optional[str] = None) -> List:

@@ -1,2 +1,238 @@
-"""Figures of the chapter single_stage1 (being moved from the chapter into the library)."""
-FIGURES = []
+"""Figures of the chapter "Single-modal learning, stage 1" (``book/03_single_stage1.md``).
+
+The computations are the stage-1 diagnostics of :mod:`mmcl.proofs.single_stage1`
+(:func:`~mmcl.proofs.single_stage1.recursion_vs_gd`, :func:`~mmcl.proofs.single_stage1.noise_growth`,
+:func:`~mmcl.proofs.single_stage1.sign_set_report`, :func:`~mmcl.proofs.single_stage1.b_coefficient_medians`);
+this module draws them and registers the four figures.  The chapter calls the same functions on
+the numbers it prints:
+
+* :func:`draw_recursion_vs_gd` -- Lemma 5.1, the recursion next to gradient descent (seed 0);
+* :func:`draw_noise_growth` -- Lemma 5.2, the growth of ``N_i(t)`` and the end of stage 1;
+* :func:`draw_sign_sets` -- Lemmas C.3 and C.7 on the Figure 1 data and on orthogonal noise;
+* :func:`draw_b_dynamics` -- Sec. 5.1, the coefficients ``a``, ``b`` and ``b/a`` of the class totals.
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from mmcl.dynamics import simulate
+from mmcl.figures.registry import FigureSpec
+from mmcl.figures.style import COLORS, style
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.proofs import single_stage1 as dg
+
+__all__ = ["SEEDS", "config", "recursion_check", "stage1_runs", "draw_recursion_vs_gd", "draw_noise_growth",
+           "draw_sign_sets", "draw_b_dynamics", "FIGURES"]
+
+LABEL = "sec-single-stage1"
+CHAPTER = "03_single_stage1"
+# seeds per size: the chapter runs 5 (20 with MMCL_BOOK_FULL=1); "tiny" is for the tests
+SEEDS = {"tiny": 1, "default": 5, "full": 20}
+_F64 = torch.float64
+
+
+def config(size: str = "default") -> SyntheticConfig:
+    """The chapter's configuration: the Figure 1 settings (``tiny``: 60 steps instead of 200, and
+    20 OOD samples instead of 200 and 1000, which these figures do not use)."""
+    if size not in SEEDS:
+        raise ValueError(f"size={size!r} is unknown; valid: {', '.join(map(repr, SEEDS))}")
+    cfg = SyntheticConfig()
+    return cfg.replace(n_epochs=60, n_test=20, n_heldout=20) if size == "tiny" else cfg
+
+
+@functools.lru_cache(maxsize=2)
+def recursion_check(size: str = "default", device: str = "cpu") -> dg.RecursionCheck:
+    """Lemma 5.1 on seed 0 in float64, as the chapter runs it."""
+    cfg = config(size)
+    data0 = sample_synthetic(cfg, seed=0, dtype=_F64, device=device)
+    return dg.recursion_vs_gd(cfg, data0, record_every=10)
+
+
+@functools.lru_cache(maxsize=2)
+def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
+    """The chapter's batched runs (cached: three figures share them): the seeds of ``size``, the
+    recursion on the Figure 1 data and on its copy without cross terms
+    (:func:`~mmcl.proofs.single_stage1.without_cross_terms`), and their summaries.  Keys ``cfg``,
+    ``growth`` (:class:`~mmcl.proofs.single_stage1.NoiseGrowth`), ``reports`` (name ->
+    :class:`~mmcl.proofs.single_stage1.SignSetReport`, names as in the chapter) and ``medians``
+    (:class:`~mmcl.proofs.single_stage1.CoefficientMedians`)."""
+    cfg = config(size)
+    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=_F64) for s in range(SEEDS[size])]).to(device=device)
+    traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
+    hist = dg.preactivation_history(traj, data, with_augmented=True)
+    bc = dg.b_coefficients(traj, data, cfg, history=hist)
+    clean = dg.without_cross_terms(data)
+    traj_c = simulate(cfg, clean, "single", "recursion", record_derivatives=True)
+    reports = {"Figure 1 data": dg.sign_set_report(traj, data, history=hist),
+               "orthogonal noise": dg.sign_set_report(traj_c, clean)}
+    return dict(cfg=cfg, growth=dg.noise_growth(traj, data, cfg, coefficients=bc), reports=reports,
+                medians=dg.b_coefficient_medians(bc))
+
+
+def draw_recursion_vs_gd(check: dg.RecursionCheck):
+    """Lemma 5.1: ``gamma_r(t)`` of the three neurons with the largest final ``|gamma_r|`` and
+    ``rho_{r,i}(t)`` of three pairs (the largest final ``rho``, the largest and the smallest of the
+    first two of those neurons), from the recursion (lines) and from decomposing gradient descent's
+    weights (circles)."""
+    import matplotlib.pyplot as plt
+
+    rec, dec, k_gd = check.rec, check.dec, check.steps
+    r_show = torch.argsort(rec.gamma[-1].abs(), descending=True)[:3].tolist()
+    pairs = [tuple(int(v) for v in (rec.rho[-1] == rec.rho[-1].max()).nonzero()[0])]
+    pairs += [(r_show[0], int(rec.rho[-1, r_show[0]].argmax())), (r_show[1], int(rec.rho[-1, r_show[1]].argmin()))]
+    t_all = rec.steps.cpu()
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), constrained_layout=True)
+        for k, r in enumerate(r_show):
+            axes[0].plot(t_all, rec.gamma[:, r].cpu(), color=f"C{k}", label=f"neuron {r}")
+            axes[0].plot(k_gd.cpu(), dec.gamma[:, r].cpu(), "o", color=f"C{k}", mfc="none", ms=7)
+        for k, (r, i) in enumerate(pairs):
+            axes[1].plot(t_all, rec.rho[:, r, i].cpu(), color=f"C{k + 3}", label=f"neuron {r}, sample {i}")
+            axes[1].plot(k_gd.cpu(), dec.rho[:, r, i].cpu(), "o", color=f"C{k + 3}", mfc="none", ms=7)
+        axes[0].set_title(r"signal learning $\gamma_r^{(t)}$")
+        axes[1].set_title(r"noise memorisation $\rho_{r,i}^{(t)}$")
+        for ax, loc in zip(axes, ("lower left", "center right")):
+            ax.set_xlabel("step t")
+            ax.legend(loc=loc, fontsize=10, title="lines: recursion; circles: GD", title_fontsize=10)
+    return fig
+
+
+def draw_noise_growth(growth: dg.NoiseGrowth, cfg: SyntheticConfig):
+    """Lemma 5.2.  Left: ``N_i(t)`` (median and 10-90 % band over samples and draws) against the
+    lemma's bound ``(1 + 0.96 s)^t N(0)`` and the rate ``(a - b) s`` of the class totals.  Right:
+    ``min_i max_r rho_{r,i}`` and ``max_r |gamma_r|`` per draw, with the formula's and the measured
+    ``T1``."""
+    import matplotlib.pyplot as plt
+
+    g = growth
+    steps, N, N_med = g.steps, g.N, g.N_med
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), constrained_layout=True)
+        ax = axes[0]
+        lo, hi = N.quantile(0.1, dim=-1), N.quantile(0.9, dim=-1)  # over samples, (S, K)
+        ax.fill_between(steps, lo.min(0).values, hi.max(0).values, color=COLORS["single"], alpha=0.2, lw=0,
+                        label=r"$N_i^{(t)}$, 10-90% of samples")
+        ax.plot(steps, N_med.median(0).values, color=COLORS["single"], label=r"median $N_i^{(t)}$")
+        tt = steps.double()
+        ax.plot(steps, N_med[:, 0].median() * (1 + g.rate_lemma) ** tt, color=COLORS["reference"], ls="--",
+                label=r"$(1+0.96s)^t\,N^{(0)}$ (Lemma 5.2)")
+        ax.plot(steps, N_med[:, 0].median() * (1 + float(g.rate_ab.median())) ** tt, color=COLORS["accent"], ls=":",
+                label=r"$(1+(a-b)s)^t\,N^{(0)}$ (measured $a,b$)")
+        ax.axhline(3, color=COLORS["reference"], lw=0.8)
+        ax.text(2, 3.3, "the proof's level 3", fontsize=10)
+        ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.")
+        ax.set_yscale("log")
+        ax.set_ylim(0.03, 12)
+        ax.set_xlabel("step t")
+        ax.set_title("average memorisation of a sample")
+        ax.legend(loc="lower right", fontsize=9)
+        ax = axes[1]
+        for s in range(g.rho_min_max.shape[0]):
+            ax.plot(steps, g.rho_min_max[s], color=COLORS["single"], alpha=0.7,
+                    label=r"$\min_i\max_r\rho_{r,i}$" if s == 0 else None)
+            ax.plot(steps, g.gamma_max[s], color=COLORS["multi"], alpha=0.7,
+                    label=r"$\max_r|\gamma_r|$" if s == 0 else None)
+        ax.axhline(1, color=COLORS["reference"], lw=0.8)
+        ax.axhline(cfg.n ** -0.5, color=COLORS["multi"], lw=0.8, ls=":")
+        ax.text(float(steps[-1]) * 3 / 4, 1.15 * cfg.n ** -0.5, r"$1/\sqrt{n}$", fontsize=11, color=COLORS["multi"])
+        ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.", label=r"$T_1$ of Lemma 5.2")
+        ax.plot(g.t1_measured, torch.ones_like(g.t1_measured), "v", color="k", ms=8, label=r"measured $T_1$")
+        ax.set_yscale("log")
+        ax.set_ylim(3e-3, 5)
+        ax.set_xlabel("step t")
+        ax.set_title("every sample memorised, signal small")
+        ax.legend(loc="lower right", fontsize=9)
+    return fig
+
+
+def draw_sign_sets(reports: dict, seed: int = 0):
+    """Lemmas C.3 and C.7.  Left: ``<w_r(t), mu>`` of every neuron of draw ``seed`` of
+    ``reports["Figure 1 data"]``, coloured where the neuron leaves ``U_+`` or ``U_-``.  Right:
+    ``max |rho_{r,i}(t)|`` over the pairs starting in ``I_{r,-}(0)`` (median and range over the
+    draws) for ``reports["Figure 1 data"]`` and ``reports["orthogonal noise"]``
+    (:class:`~mmcl.proofs.single_stage1.SignSetReport` each)."""
+    import matplotlib.pyplot as plt
+
+    fd = reports["Figure 1 data"]
+    steps = fd.steps
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(13, 4.4), constrained_layout=True)
+        ax = axes[0]
+        sig0, fl0 = fd.signal[seed], fd.flipped[seed]  # (K, m), (m,)
+        for r in range(sig0.shape[-1]):
+            ax.plot(steps, sig0[:, r], color=COLORS["single"] if fl0[r] else "0.7", lw=2 if fl0[r] else 0.8,
+                    zorder=3 if fl0[r] else 1)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_ylim(-0.25, 0.25)
+        ax.set_xlabel("step t")
+        ax.set_title(rf"$\langle w_r^{{(t)}}, \mu\rangle$, seed {seed} (coloured: leaves $U_\pm$)")
+        ax = axes[1]
+        for name, c, ls in (("Figure 1 data", COLORS["single"], "-"), ("orthogonal noise", COLORS["multi"], "--")):
+            v = reports[name].neg_init
+            ax.plot(steps, v.median(0).values, color=c, ls=ls, label=name)
+            ax.fill_between(steps, v.min(0).values, v.max(0).values, color=c, alpha=0.2, lw=0)
+        ax.set_xlabel("step t")
+        ax.set_title(r"$\max|\rho_{r,i}^{(t)}|$ over pairs with $i\in I_{r,-}^{(0)}$")
+        ax.legend(loc="center right")
+    return fig
+
+
+def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
+    """Sec. 5.1: the medians of the self coefficient ``a``, the cross coefficient ``b`` and ``b/a``
+    over the steps, with the paper's ``1/2``, the uniform-derivative ``M/(M+1)``
+    (:func:`~mmcl.proofs.single_stage1.b_dynamics_prediction`) and Lemma 5.2's ``T1``."""
+    import matplotlib.pyplot as plt
+
+    from mmcl.proofs.predictions import t1_single
+
+    a_pred, _ = dg.b_dynamics_prediction(cfg)
+    steps = medians.steps
+    with style():
+        fig, ax = plt.subplots(figsize=(8.5, 4.6), constrained_layout=True)
+        ax.plot(steps, medians.a, color=COLORS["single"], label="self coefficient $a$")
+        ax.plot(steps, medians.b, color=COLORS["multi"], label="cross coefficient $b$")
+        ax.plot(steps, medians.ratio, color=COLORS["accent"], lw=2.5, label="$b/a$")
+        ax.axhline(0.5, color=COLORS["reference"], ls="--", lw=1)
+        ax.text(float(steps[-1]) * 3 / 10, 0.52, r"$\frac{1}{2}$ (Sec. 5.1)", fontsize=12)
+        ax.axhline(a_pred, color=COLORS["single"], ls=":", lw=1, label="$M/(M+1)$")
+        ax.axvline(t1_single(cfg), color=COLORS["reference"], lw=0.8, ls="-.")
+        ax.set_xlabel("step t")
+        ax.set_ylabel("median over neurons, classes, seeds")
+        ax.set_ylim(0, 1.05)
+        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.72), fontsize=11)
+    return fig
+
+
+def _recursion(size, device):
+    return draw_recursion_vs_gd(recursion_check(size, device))
+
+
+def _growth(size, device):
+    r = stage1_runs(size, device)
+    return draw_noise_growth(r["growth"], r["cfg"])
+
+
+def _signs(size, device):
+    return draw_sign_sets(stage1_runs(size, device)["reports"])
+
+
+def _b(size, device):
+    r = stage1_runs(size, device)
+    return draw_b_dynamics(r["medians"], r["cfg"])
+
+
+FIGURES = [
+    FigureSpec("stage1-recursion-vs-gd", "Lemma 5.1: γ_r and ρ_{r,i} from the coefficient recursion (lines) and from "
+               "decomposing gradient descent's weights (circles), float64, seed 0", CHAPTER, LABEL, _recursion),
+    FigureSpec("stage1-noise-growth", "Lemma 5.2: average memorisation N_i(t) against the lemma's bound "
+               "(1 + 0.96 s)^t and the rate (a − b)s of the class totals; min_i max_r ρ_{r,i} and max_r γ_r with "
+               "the formula's and the measured T1, 5 seeds", CHAPTER, LABEL, _growth),
+    FigureSpec("stage1-sign-sets", "Lemmas C.3/C.7: ⟨w_r(t), μ⟩ of every neuron (those leaving U_± coloured), and "
+               "max ρ_{r,i} over pairs starting in I_{r,−}, Figure 1 data vs the same draws with orthogonal noise",
+               CHAPTER, LABEL, _signs),
+    FigureSpec("stage1-b-dynamics", "Sec. 5.1: measured self and cross coefficients a, b of the class totals B_{r,±} "
+               "and their ratio b/a ≈ 1/2, median over neurons, classes and 5 seeds", CHAPTER, LABEL, _b),
+]

@@ -43,7 +43,8 @@ def save_figure(fig, name: str, out_dir=None, formats=FORMATS) -> List[Path]:
     """Write ``fig`` as ``out_dir/name.{pdf,svg,png}`` and return the paths.
 
     ``name`` is a stable slug such as ``fig1-dynamics`` (lower case, digits and hyphens).
-    ``out_dir`` defaults to :func:`figure_dir`.
+    ``out_dir`` defaults to :func:`figure_dir`.  Saved under :func:`style`, so that its ``savefig``
+    settings (200 dpi PNGs) hold also for a figure drawn by a function that has returned.
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name={name!r} must be a slug of lower-case letters, digits and hyphens, e.g. 'fig1-dynamics'")
@@ -55,12 +56,13 @@ def save_figure(fig, name: str, out_dir=None, formats=FORMATS) -> List[Path]:
     paths = []
     engine = fig.get_layout_engine()
     try:
-        for fmt in formats:
-            p = out / f"{name}.{fmt}"
-            fig.savefig(p, format=fmt, metadata=_METADATA[fmt])
-            paths.append(p)
-            # the layout (in figure coordinates) is the same in every format: solve it once
-            fig.set_layout_engine("none")
+        with style():  # the savefig.* settings (dpi, padding) apply wherever the figure was drawn
+            for fmt in formats:
+                p = out / f"{name}.{fmt}"
+                fig.savefig(p, format=fmt, metadata=_METADATA[fmt])
+                paths.append(p)
+                # the layout (in figure coordinates) is the same in every format: solve it once
+                fig.set_layout_engine("none")
     finally:
         fig.set_layout_engine(engine)
     return paths

@@ -8,6 +8,12 @@ one from a :class:`~mmcl.model.config.SyntheticConfig` and a seed.
 Shapes (unbatched; a batch adds a leading ``B`` to every tensor):
 ``y (n,)``, ``mu (d,)``, ``xi (n, d)``, ``eps (n, d)``, ``mu_tilde (d~,)``, ``xi_tilde (n, d~)``,
 ``negatives (n, M)`` int64, ``W0 (m, d)``, ``W0_tilde (m, d~)``.
+
+A *span draw* (``sample_synthetic(cfg, seed, span=True)``, module ``mmcl.model.span``) holds the same
+vectors by their coordinates in an orthonormal basis of their span: the tensors' last dimension is
+then that basis' width (at most ``2n + m + 2`` and ``n + m + 2``), and ``d_nominal`` /
+``d_tilde_nominal`` record the dimension the draw stands for, which ``SyntheticData.d`` and
+``SyntheticData.d_tilde`` report (``width`` and ``width_tilde``: the tensors' last dimensions).  Every inner product has its law at the nominal dimension.
 """
 from __future__ import annotations
 
@@ -16,8 +22,9 @@ from typing import Optional, Sequence
 
 import torch
 
-from mmcl._utils import resolve_device, resolve_dtype
+from mmcl._utils import check_bool, resolve_device, resolve_dtype
 from mmcl.model.config import SyntheticConfig
+from mmcl.model import span as _span
 
 __all__ = ["SyntheticData", "OODData", "sample_synthetic", "sample_ood"]
 
@@ -56,6 +63,30 @@ def _float_check(owner: str, tensors: dict, names: Sequence[str]) -> None:
                              f"{ref[1]} on {ref[2]}; all tensors must share dtype and device")
 
 
+def _finite_check(owner: str, tensors: dict, names: Sequence[str]) -> None:
+    """Refuse NaN and inf, naming the field.  One sum per tensor (finite if every entry is, unless
+    it overflows); only a non-finite sum is followed by the exact ``isfinite().all()``."""
+    for name in names:
+        t = tensors[name]
+        if t is None or bool(torch.isfinite(t.sum())):
+            continue
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{owner}.{name} holds NaN or inf values; every entry must be finite")
+
+
+def _nominal_check(name: str, value, width: Optional[int]) -> None:
+    """A nominal dimension: None, or an int (not a bool) at least the tensors' width."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"SyntheticData.{name} must be a positive integer or None, got {value!r}")
+    if width is None:
+        raise ValueError(f"SyntheticData.{name}={value} is given but the modality it describes is absent")
+    if value < width:
+        raise ValueError(f"SyntheticData.{name}={value} must be >= the width {width} of its tensors "
+                         f"(the nominal dimension of the space their basis lies in)")
+
+
 def _label_check(owner: str, name: str, y: torch.Tensor) -> None:
     if not bool(((y == 1) | (y == -1)).all()):
         bad = y[(y != 1) & (y != -1)].flatten()[:3].tolist()
@@ -84,6 +115,7 @@ class OODData:
                 "y_eval": ("n_eval",), "zeta_eval": ("n_eval", "d")}
         _shape_check("OODData", t, spec, batched)
         _float_check("OODData", t, list(spec))
+        _finite_check("OODData", t, list(spec))
         _label_check("OODData", "y_fit", self.y_fit)
         _label_check("OODData", "y_eval", self.y_eval)
 
@@ -97,6 +129,9 @@ class SyntheticData:
 
     ``mu_tilde``, ``xi_tilde`` and ``W0_tilde`` may be ``None`` for single-modal use only.
     ``ood`` (optional) is the downstream set used by :mod:`mmcl.downstream.evaluation`.
+    ``d_nominal`` / ``d_tilde_nominal``: the dimension a span draw stands for (its tensors hold
+    coordinates in a basis of width ``mu.shape[-1] <= d_nominal``); ``None`` (explicit vectors):
+    the tensors' width is the dimension.  Every float tensor must be finite.
     """
 
     y: torch.Tensor
@@ -109,6 +144,8 @@ class SyntheticData:
     xi_tilde: Optional[torch.Tensor] = None
     W0_tilde: Optional[torch.Tensor] = None
     ood: Optional[OODData] = None
+    d_nominal: Optional[int] = None
+    d_tilde_nominal: Optional[int] = None
 
     _SPEC = {"y": ("n",), "mu": ("d",), "xi": ("n", "d"), "eps": ("n", "d"), "negatives": ("n", "M"),
              "W0": ("m", "d"), "mu_tilde": ("d~",), "xi_tilde": ("n", "d~"), "W0_tilde": ("m", "d~")}
@@ -124,6 +161,9 @@ class SyntheticData:
             raise ValueError("SyntheticData.mu_tilde, xi_tilde and W0_tilde must be given together (or all None)")
         sizes = _shape_check("SyntheticData", t, self._SPEC, batched)
         _float_check("SyntheticData", t, self._FLOATS)
+        _finite_check("SyntheticData", t, self._FLOATS)
+        _nominal_check("d_nominal", self.d_nominal, sizes["d"])
+        _nominal_check("d_tilde_nominal", self.d_tilde_nominal, sizes.get("d~"))
         _label_check("SyntheticData", "y", self.y)
         neg = self.negatives
         if neg.dtype != torch.int64:
@@ -162,7 +202,33 @@ class SyntheticData:
 
     @property
     def d(self) -> int:
+        """The dimension of modality 1: ``d_nominal`` for a span draw, else the tensors' width."""
+        return self.d_nominal if self.d_nominal is not None else self.mu.shape[-1]
+
+    @property
+    def d_tilde(self) -> Optional[int]:
+        """The dimension of modality 2 (``d_tilde_nominal`` for a span draw), None without it."""
+        if self.mu_tilde is None:
+            return None
+        return self.d_tilde_nominal if self.d_tilde_nominal is not None else self.mu_tilde.shape[-1]
+
+    @property
+    def width(self) -> int:
+        """The tensors' last dimension in modality 1 (``d`` for explicit vectors)."""
         return self.mu.shape[-1]
+
+    @property
+    def width_tilde(self) -> Optional[int]:
+        """The tensors' last dimension in modality 2, None without it."""
+        return None if self.mu_tilde is None else self.mu_tilde.shape[-1]
+
+    @property
+    def is_span(self) -> bool:
+        """Whether either modality is held in a basis of its span (a nominal dimension is set)."""
+        return self.d_nominal is not None or self.d_tilde_nominal is not None
+
+    def _nominal(self) -> dict:
+        return {"d_nominal": self.d_nominal, "d_tilde_nominal": self.d_tilde_nominal}
 
     @property
     def m(self) -> int:
@@ -199,7 +265,7 @@ class SyntheticData:
             else:
                 out[name] = v.to(device=device, dtype=dtype)
         ood = self.ood.to(device=device, dtype=dtype) if self.ood is not None else None
-        return SyntheticData(**out, ood=ood)
+        return SyntheticData(**out, ood=ood, **self._nominal())
 
     @staticmethod
     def stack(draws: Sequence["SyntheticData"]) -> "SyntheticData":
@@ -221,6 +287,12 @@ class SyntheticData:
             if len(shapes) > 1:
                 raise ValueError(f"SyntheticData.stack: field {name} has different shapes {sorted(shapes)}")
             out[name] = torch.stack(vals)
+        for name in ("d_nominal", "d_tilde_nominal"):
+            vals = {getattr(dr, name) for dr in draws}
+            if len(vals) > 1:
+                raise ValueError(f"SyntheticData.stack: field {name} differs between draws ({sorted(vals, key=str)}); "
+                                 f"a batch shares one nominal dimension")
+            out[name] = vals.pop()
         oods = [dr.ood for dr in draws]
         ood = None
         if all(o is not None for o in oods):
@@ -245,7 +317,7 @@ class SyntheticData:
         if ood:
             values["ood"] = None
         if tilde:
-            values.update(mu_tilde=None, xi_tilde=None, W0_tilde=None)
+            values.update(mu_tilde=None, xi_tilde=None, W0_tilde=None, d_tilde_nominal=None)
         return SyntheticData._unchecked(**values)
 
     def __getitem__(self, b: int) -> "SyntheticData":
@@ -256,7 +328,7 @@ class SyntheticData:
         ood = None
         if self.ood is not None:
             ood = OODData(**{f.name: getattr(self.ood, f.name)[b] for f in fields(OODData)})
-        return SyntheticData(**out, ood=ood)
+        return SyntheticData(**out, ood=ood, **self._nominal())
 
 
 def _labels(cfg: SyntheticConfig, n: int, gen: torch.Generator) -> torch.Tensor:
@@ -279,34 +351,75 @@ def _hard_negatives(y: torch.Tensor, M: int, gen: torch.Generator) -> torch.Tens
     return keys.argsort(dim=1)[:, :M].contiguous()
 
 
-def sample_ood(cfg: SyntheticConfig, seed: int, *, dtype=torch.float32, device="cpu") -> OODData:
+# the fixed vectors of each modality by their first standard coordinates (Sec. 6): mu = ||mu|| e1
+# and nu = ||nu|| e1 in modality 1, mu~ = ||mu~|| e2 in modality 2.  A span draw takes them from
+# here, so a configuration whose nu has a part orthogonal to mu only has to change _fixed_1.
+def _fixed_1(cfg: SyntheticConfig) -> torch.Tensor:
+    """``[mu; nu]`` of modality 1 by their first coordinates, ``(2, 1)``."""
+    return torch.tensor([[cfg.mu_norm], [cfg.nu_norm]], dtype=torch.float64)
+
+
+def _fixed_2(cfg: SyntheticConfig) -> torch.Tensor:
+    """``[mu~]`` of modality 2 by its first two coordinates, ``(1, 2)``."""
+    return torch.tensor([[0.0, cfg.mu_tilde_norm]], dtype=torch.float64)
+
+
+def _ood_gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed) + 7_919_000)  # a stream apart from the training draw
+
+
+def sample_ood(cfg: SyntheticConfig, seed: int, *, dtype=torch.float32, device="cpu", span: bool = False) -> OODData:
     """The OOD downstream set ``[y nu, zeta]`` (Sec. 6): ``n_test`` samples to fit a head on and
-    ``n_heldout`` fresh ones to score it.  Labels are i.i.d. Rademacher."""
-    gen = torch.Generator().manual_seed(int(seed) + 7_919_000)  # a stream apart from the training draw
-    nu = torch.zeros(cfg.d, dtype=torch.float64)
-    nu[0] = cfg.nu_norm
+    ``n_heldout`` fresh ones to score it.  Labels are i.i.d. Rademacher.
+
+    ``span=True``: ``nu`` and ``zeta`` by their coordinates in the basis of modality 1's span that
+    ``sample_synthetic(cfg, seed, span=True)`` uses (``zeta``'s are i.i.d. ``N(0, sigma_xi^2)``,
+    see ``mmcl.model.span``), width ``c + 2n + m``; the labels are the explicit draw's."""
+    check_bool("span", span)
+    gen = _ood_gen(seed)
+    if span:
+        fixed = _span.fixed_basis(_fixed_1(cfg))  # (2, c): mu and nu in the fixed directions
+        width = _span.span_width(2 * cfg.n + cfg.m, fixed.shape[1], cfg.d)
+        nu = torch.cat([fixed[1], torch.zeros(width - fixed.shape[1], dtype=torch.float64)])
+    else:
+        width = cfg.d
+        nu = torch.zeros(cfg.d, dtype=torch.float64)
+        nu[0] = cfg.nu_norm
     y_fit = torch.randint(0, 2, (cfg.n_test,), generator=gen).to(torch.float64) * 2 - 1
-    zeta_fit = torch.randn(cfg.n_test, cfg.d, generator=gen, dtype=torch.float64) * cfg.sigma_xi
+    zeta_fit = torch.randn(cfg.n_test, width, generator=gen, dtype=torch.float64) * cfg.sigma_xi
     y_eval = torch.randint(0, 2, (cfg.n_heldout,), generator=gen).to(torch.float64) * 2 - 1
-    zeta_eval = torch.randn(cfg.n_heldout, cfg.d, generator=gen, dtype=torch.float64) * cfg.sigma_xi
+    zeta_eval = torch.randn(cfg.n_heldout, width, generator=gen, dtype=torch.float64) * cfg.sigma_xi
     ood = OODData(nu=nu, y_fit=y_fit, zeta_fit=zeta_fit, y_eval=y_eval, zeta_eval=zeta_eval)
     return ood.to(device=resolve_device(device), dtype=resolve_dtype(dtype))
 
 
 def sample_synthetic(cfg: SyntheticConfig, seed: int = 0, *, dtype=torch.float32, device="cpu",
-                     with_ood: bool = True) -> SyntheticData:
+                     with_ood: bool = True, span: bool = False) -> SyntheticData:
     """Draw the data model of Sec. 3 for ``cfg`` (Eqs. 1, 2, 5), the hard negatives and the initial
     weights ``w_r(0) ~ N(0, sigma0^2 I)`` of both encoders; with ``with_ood`` also the OOD set.
 
     Sampling happens on the CPU in float64 from ``seed``, then the tensors are cast and moved,
     so a seed gives the same draw on every device and dtype.
+
+    ``span=False`` (the default): the explicit d-vectors.  ``span=True``: the same model by its
+    coordinates in an orthonormal basis of its span, drawn directly in law at a cost independent
+    of ``cfg.d`` (module ``mmcl.model.span``): modality 1 has ``2n + m + 1`` columns (``e1``, then
+    ``xi_i, eps_i, w_r(0)``), modality 2 ``n + m + 1``, and the result's ``d`` / ``d_tilde`` are
+    ``cfg.d`` / ``cfg.d_tilde``.  Every inner product the model uses has its law under the
+    explicit draw; the two draws of one seed are different draws.  Where ``cfg.d < 2n + m + 1``
+    (or ``cfg.d_tilde < n + m + 1``) the basis would be no smaller than the space: ValueError,
+    use the explicit draw.
     """
     if not isinstance(cfg, SyntheticConfig):
         raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    check_bool("span", span)
     dtype = resolve_dtype(dtype)
     device = resolve_device(device)
+    if span:
+        data = _sample_span(cfg, seed, with_ood)
+        return data.to(device=device, dtype=dtype)
     gen = torch.Generator().manual_seed(seed)
     f64 = torch.float64
     y = _labels(cfg, cfg.n, gen)
@@ -324,3 +437,25 @@ def sample_synthetic(cfg: SyntheticConfig, seed: int = 0, *, dtype=torch.float32
     data = SyntheticData(y=y, mu=mu, xi=xi, eps=eps, negatives=negatives, W0=W0,
                          mu_tilde=mu_t, xi_tilde=xi_t, W0_tilde=W0_t, ood=ood)
     return data.to(device=device, dtype=dtype)
+
+
+def _sample_span(cfg: SyntheticConfig, seed: int, with_ood: bool) -> SyntheticData:
+    """``sample_synthetic(..., span=True)`` in float64 on the CPU (see ``mmcl.model.span``)."""
+    n, m = cfg.n, cfg.m
+    # refuse a too-small d before drawing anything
+    _span.span_width(2 * n + m, _span.fixed_basis(_fixed_1(cfg)).shape[1], cfg.d, "d")
+    _span.span_width(n + m, _span.fixed_basis(_fixed_2(cfg)).shape[1], cfg.d_tilde, "d_tilde")
+    gen = torch.Generator().manual_seed(seed)
+    y = _labels(cfg, n, gen)
+    negatives = _hard_negatives(y, cfg.M, gen)
+    sig1 = [cfg.sigma_xi] * n + [cfg.sigma_eps] * n + [cfg.sigma0] * m
+    F1, G1 = _span.sample_span_modality(_fixed_1(cfg), sig1, cfg.d, gen, "d")
+    sig2 = [cfg.sigma_xi_tilde] * n + [cfg.sigma0] * m
+    F2, G2 = _span.sample_span_modality(_fixed_2(cfg), sig2, cfg.d_tilde, gen, "d_tilde")
+    ood = None
+    if with_ood:
+        ood = sample_ood(cfg, seed, dtype=torch.float64, span=True)  # nu: the same fixed directions as F1
+    # row blocks of G1, G2 (views: contiguous and disjoint)
+    return SyntheticData(y=y, mu=F1[0], xi=G1[:n], eps=G1[n:2 * n], negatives=negatives, W0=G1[2 * n:],
+                         mu_tilde=F2[0], xi_tilde=G2[:n], W0_tilde=G2[n:], ood=ood, d_nominal=cfg.d,
+                         d_tilde_nominal=cfg.d_tilde)

@@ -29,6 +29,7 @@ from mmcl.model.config import SyntheticConfig
 from mmcl.proofs.predictions import C_MU_THRESHOLD
 
 __all__ = ["AssumptionConfig", "Condition", "anticoncentration_probability", "anticoncentration_bound",
+           "anticoncentration_vacuous_from",
            "lemma_b2_margin", "lemma_b2_min_d", "lemma_b2_failure_bound", "lemma_b2_probability",
            "proof_exponent_single", "proof_exponent_multi", "c_mu_threshold", "check_assumption41",
            "conditions_markdown", "conditions_html", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
@@ -121,6 +122,19 @@ def anticoncentration_bound(c: Number, sigma: Number, factor: float = 1.0) -> to
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
         raise ValueError(f"factor must be a number > 0, got {factor!r}")
     return factor * torch.sqrt(-torch.expm1(-2 * _as64(c) ** 2 / (math.pi * _as64(sigma) ** 2)))
+
+
+def anticoncentration_vacuous_from(sigma: float = 1.0, factor: float = 2.0) -> float:
+    """The ``c`` from which Lemma B.1's bound :func:`anticoncentration_bound` (with ``factor``)
+    reaches 1 and says nothing: ``factor * sqrt(1 - exp(-2 c^2/(pi sigma^2))) = 1``, i.e.
+    ``c = sigma sqrt(-(pi/2) log(1 - 1/factor^2))``.  For the paper's print (``factor=2``) that is
+    ``0.672 sigma``; for ``factor <= 1`` the bound stays below 1 and the answer is ``inf``."""
+    _check_c_sigma(0.0, sigma)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor < math.inf:
+        raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
+    if factor <= 1:
+        return math.inf
+    return float(sigma) * math.sqrt(-(math.pi / 2) * math.log1p(-1 / factor ** 2))
 
 
 # --------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from mmcl.dynamics import Trajectory
 
 __all__ = ["pairing_rate", "stage1_signal_prediction", "predicted_sync_step", "Synchronisation",
            "synchronisation", "lemma_d4_lower_bound", "loss_derivative_spread", "noise_growth_rate",
-           "lemma54_noise_bound", "NoiseCases", "noise_cases", "NOISE_CASES"]
+           "lemma54_noise_bound", "NoiseCases", "noise_cases", "NOISE_CASES", "Stage1End", "stage1_end"]
 
 #: Lemma D.9's four cases, by the initial signs of ``(<w_r(0), xi_i>, <w~_r(0), xi~_i>)``.
 NOISE_CASES = {1: "I- & I~- : rho = rho~ = 0",
@@ -384,3 +384,71 @@ def noise_cases(data: SyntheticData, traj: Trajectory, cfg: SyntheticConfig, *,
     ratio = torch.where(c4, ratio, torch.full_like(ratio, -math.inf)).amax((-1, -2))
     return NoiseCases(case=case, holds=holds, psi_ratio=ratio, init_abs=torch.minimum(P0.abs(), P0t.abs()),
                       t_max=t_max)
+
+
+# --------------------------------------------------------------------------------------------
+# The end of stage 1 (Lemma 5.4), measured against the linear map and Lemma D.4
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Stage1End:
+    """The end of multi-modal stage 1 along a run (Lemma 5.4), as :func:`stage1_end` measures it.
+
+    ``t1``: Lemma 5.4's ``T1`` (:func:`mmcl.proofs.predictions.t1_multi`), ``k1 = floor(t1)``;
+    ``t1_measured (...)``: the first recorded step with ``max_r gamma_r >= 1``
+    (:func:`mmcl.proofs.predictions.measured_t1`); ``steps (K,)``; ``max_gamma (..., K)`` =
+    ``max_r gamma_r(t)``; ``spread (..., K)``: :func:`loss_derivative_spread`;
+    ``predicted_gamma (..., K)``: ``max_r gamma_r(t)`` under the linear stage-1 map
+    (:func:`stage1_signal_prediction` from every neuron's initial preactivations);
+    ``signal_side (..., K, m)``: ``A_r(t) = s_r <w_r(t), mu>`` with ``s_r`` the initial sign;
+    ``d4_bound (..., K, m)``: :func:`lemma_d4_lower_bound` (``nan`` for the neurons that start out
+    of step); ``first_violation``: per draw, the first recorded step with ``A_r(t) < bound`` for
+    some neuron (``None`` if never).  Everything stays on the run's device.
+    """
+
+    t1: float
+    k1: int
+    t1_measured: torch.Tensor
+    steps: torch.Tensor
+    max_gamma: torch.Tensor
+    spread: torch.Tensor
+    predicted_gamma: torch.Tensor
+    signal_side: torch.Tensor
+    d4_bound: torch.Tensor
+    first_violation: list
+
+    @property
+    def d4_best(self) -> torch.Tensor:
+        """Lemma D.4's bound for the best neuron that starts in step, ``(..., K)`` (``-inf`` where
+        no neuron starts in step)."""
+        return torch.nan_to_num(self.d4_bound, nan=-math.inf).amax(-1)
+
+
+def stage1_end(syn: Synchronisation, traj: Trajectory, cfg: SyntheticConfig) -> Stage1End:
+    """Measure the end of stage 1 on a multi-modal ``traj`` recorded with ``record_derivatives=True``
+    and its :func:`synchronisation` ``syn``: the lemma's ``T1`` against the measured one, the spread
+    of the loss derivatives (Lemma D.1), and the signal against the linear stage-1 map and the lower
+    bound (43) of Lemma D.4.  ``cfg`` is the run's configuration (it gives ``T1`` and the constants
+    of Eq. 43)."""
+    from mmcl.proofs.predictions import measured_t1, t1_multi
+
+    cfg = _check_cfg(cfg)
+    if not isinstance(syn, Synchronisation):
+        raise ValueError(f"syn must be a Synchronisation, got {type(syn).__name__}")
+    if not isinstance(traj, Trajectory) or traj.mode != "multi":
+        raise ValueError("traj must be the multi-modal Trajectory syn was measured on")
+    if tuple(syn.u.shape[-2:]) != (traj.steps.shape[0], traj.gamma.shape[-1]):
+        raise ValueError(f"syn (K, m = {tuple(syn.u.shape[-2:])}) was not measured on traj "
+                         f"(K = {traj.steps.shape[0]}, m = {traj.gamma.shape[-1]})")
+    T1 = t1_multi(cfg)
+    a_hist = syn.u * cfg.mu_norm  # <w_r(t), mu>
+    bound = lemma_d4_lower_bound(cfg, a_hist[..., 0, :], syn.v[..., 0, :] * cfg.mu_tilde_norm, syn.steps)
+    A = a_hist * torch.sign(a_hist[..., :1, :])  # A_r(t) on the side of the initial sign
+    violated = (A < bound) & ~torch.isnan(bound)
+    flat = violated.reshape((-1,) + violated.shape[-2:])
+    first_violation = [int(syn.steps[v.any(-1)].min()) if v.any() else None for v in flat]
+    # the linear map's prediction of gamma_r(t) = <w_r(t), mu> - <w_r(0), mu> for every neuron
+    pu, _ = stage1_signal_prediction(syn.u[..., 0, :], syn.v[..., 0, :], syn.kappa, syn.steps)
+    pred_gamma = ((pu - pu[..., :1, :]) * cfg.mu_norm).amax(-1)
+    return Stage1End(t1=T1, k1=int(math.floor(T1)), t1_measured=measured_t1(traj, level=1.0), steps=syn.steps,
+                     max_gamma=traj.gamma.amax(-1), spread=loss_derivative_spread(traj), predicted_gamma=pred_gamma,
+                     signal_side=A, d4_bound=bound, first_violation=first_violation)

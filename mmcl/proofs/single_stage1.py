@@ -24,6 +24,10 @@ engine: only the coefficients ``gamma``, ``rho`` of Eq. (11) are used, through
   other and to ``mu`` (norms kept): the idealisation under which the appendix's cross terms
   ``<xi_i, xi_k>``, ``<xi_i, mu>`` vanish, to separate finite-``d`` effects from the lemmas' logic;
 * :func:`fit_growth_rate` -- the per-step rate ``r`` of a log-linear fit ``v(t) ~ C (1 + r)^t``;
+* the chapter's summaries, one per claim: :func:`recursion_vs_gd` (Lemma 5.1: the recursion is
+  gradient descent), :func:`noise_growth` (Lemma 5.2: growth of ``N_i``, its rates and ``T1``),
+  :func:`sign_set_report` (Lemmas C.3 and C.7) and :func:`b_coefficient_medians` (Sec. 5.1: ``a``,
+  ``b`` and ``b/a``);
 * rates the appendix uses: :func:`noise_step_scale` (``s = eta sigma_xi^2 d/(n m tau)``),
   :func:`b_minus_upper_rate` (``1.05 s``) and :func:`signal_upper_rate_single`
   (``0.52 eta ||mu||^2/(m tau)``); the noise lower rate ``0.96 s`` is
@@ -43,14 +47,17 @@ import torch
 
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
-from mmcl.dynamics import Trajectory, preactivations
+from mmcl.dynamics import Trajectory, preactivations, simulate
+from mmcl.model.decomposition import Decomposition, decompose
 from mmcl.model.losses import relu as relu_
+from mmcl.proofs import predictions as _predictions
 
 __all__ = ["PreactivationHistory", "preactivation_history", "SignSets", "sign_sets", "count_changes",
            "ever_changed", "signal_sign_agreement", "without_cross_terms", "rho_on_negative_init", "psi",
            "positive_noise_memorization", "NoiseTotals", "noise_totals", "BCoefficients", "b_coefficients",
            "b_dynamics_prediction", "GrowthFit", "fit_growth_rate", "noise_step_scale", "b_minus_upper_rate",
-           "signal_upper_rate_single"]
+           "signal_upper_rate_single", "RecursionCheck", "recursion_vs_gd", "NoiseGrowth", "noise_growth",
+           "SignSetReport", "sign_set_report", "CoefficientMedians", "b_coefficient_medians"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -457,3 +464,180 @@ def fit_growth_rate(values: torch.Tensor, steps: torch.Tensor, t_start: int, t_s
     ss_tot = ((lv - lm) ** 2).sum(-1)
     r2 = 1 - ss_res / ss_tot.clamp_min(1e-300)
     return GrowthFit(rate=torch.expm1(slope), log_c=icpt, r2=r2, t_start=int(t_start), t_stop=int(t_stop))
+
+
+# --------------------------------------------------------------------------------------------
+# The stage-1 chapter's summaries, one per claim
+# --------------------------------------------------------------------------------------------
+@dataclass
+class RecursionCheck:
+    """Lemma 5.1 checked on one draw (:func:`recursion_vs_gd`): ``gd`` (the ``gd`` engine, weights
+    kept at ``steps``), ``rec`` (the ``recursion`` engine, every step), ``dec`` (the least-squares
+    decomposition of ``gd``'s ``W(t) - W(0)`` on ``mu``, ``xi_i``), ``steps (K,)`` the steps of
+    ``gd``, and the largest differences over them: ``err_gamma``, ``err_rho`` (``dec`` against ``rec``)
+    and ``err_loss`` (the two losses, at every step of ``gd``)."""
+
+    gd: Trajectory
+    rec: Trajectory
+    dec: Decomposition
+    steps: torch.Tensor
+    err_gamma: float
+    err_rho: float
+    err_loss: float
+
+
+def recursion_vs_gd(cfg: SyntheticConfig, data: SyntheticData, *, record_every: int = 10) -> RecursionCheck:
+    """Lemma 5.1 (the paper's Eqs. 12 and 13) on one draw: run gradient descent with the closed-form
+    update of Eq. (7), keeping its weights every ``record_every`` steps, and the coefficient
+    recursion alone; decompose the weights of gradient descent by least squares
+    (:func:`mmcl.model.decomposition.decompose`, which knows nothing about the recursion) and compare
+    the coefficients and the losses: see :class:`RecursionCheck`.  Use float64 data to see round-off.
+
+    ``data`` is one draw (not a batch) of the single-modal model; ``cfg.n_epochs`` steps are run."""
+    cfg = _cfg(cfg)
+    if not isinstance(data, SyntheticData):
+        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
+    if data.batched:
+        raise ValueError("recursion_vs_gd takes one draw, got a batch: pass data[b]")
+    gd = simulate(cfg, data, "single", "gd", keep_weights=True, record_every=record_every)
+    rec = simulate(cfg, data, "single", "recursion")
+    dec = decompose(gd.weights - data.W0, data.mu, data.xi)
+    k = gd.steps
+    return RecursionCheck(gd=gd, rec=rec, dec=dec, steps=k,
+                          err_gamma=float((dec.gamma - rec.gamma[k]).abs().max()),
+                          err_rho=float((dec.rho - rec.rho[k]).abs().max()),
+                          err_loss=float((gd.loss - rec.loss).abs().max()))
+
+
+@dataclass
+class NoiseGrowth:
+    """Lemma 5.2 along a single-modal run (:func:`noise_growth`); tensors on the CPU.
+
+    * ``steps (K,)``; ``N (..., K, n)`` the average memorisation ``N_i(t)`` of each sample
+      (:func:`positive_noise_memorization`) and ``N_med (..., K)`` its median over the samples;
+    * ``fit`` the log-linear fit of ``N_med`` on the window (:func:`fit_growth_rate`);
+    * ``rate_lemma`` = ``0.96 s`` (:func:`mmcl.proofs.predictions.single_growth_rate`), ``step_scale``
+      = ``s`` (:func:`noise_step_scale`), and ``rate_ab (...)`` = ``(a - b) s``, the rate the ``B``
+      dynamics of Sec. 5.1 give a typical sample, with ``a``, ``b`` the medians over the neurons of
+      the ``+`` class's coefficients at ``coefficient_step`` (:func:`b_coefficients`);
+    * ``T1`` the formula of Lemma 5.2 (:func:`mmcl.proofs.predictions.t1_single`) and ``t1_measured
+      (...)`` the first step with ``min_i max_r rho_{r,i} >= level``
+      (:func:`mmcl.proofs.predictions.measured_t1`);
+    * ``gamma_max (..., K)`` = ``max_r |gamma_r|`` and ``rho_min_max (..., K)`` = ``min_i max_r rho_{r,i}``.
+    """
+
+    steps: torch.Tensor
+    N: torch.Tensor
+    N_med: torch.Tensor
+    fit: GrowthFit
+    rate_lemma: float
+    step_scale: float
+    rate_ab: torch.Tensor
+    T1: float
+    t1_measured: torch.Tensor
+    gamma_max: torch.Tensor
+    rho_min_max: torch.Tensor
+
+
+def noise_growth(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, *,
+                 coefficients: Optional[BCoefficients] = None, history: Optional[PreactivationHistory] = None,
+                 window: tuple = (1, 20), coefficient_step: int = 0, level: float = 1.0) -> NoiseGrowth:
+    """How noise memorisation grows in stage 1 against Lemma 5.2 (App. C.1.3, Lemmas C.11, C.12):
+    the average ``N_i(t)`` (:func:`positive_noise_memorization`), its measured geometric rate over the steps
+    ``window`` (inclusive), the lemma's guaranteed rate ``0.96 s``, the rate ``(a - b) s`` of the
+    class totals' dynamics (Sec. 5.1) with ``a``, ``b`` measured at the recorded index
+    ``coefficient_step``, and the formula's and the measured ``T1``: see :class:`NoiseGrowth`.
+
+    ``traj`` is a single-modal run recorded at every step with ``record_derivatives=True``; pass
+    ``coefficients`` (from :func:`b_coefficients`) or ``history`` (with ``noise_aug``) to reuse them."""
+    cfg = _cfg(cfg)
+    _check(traj, data, False)
+    if not (isinstance(window, tuple) and len(window) == 2):
+        raise ValueError(f"window must be a (t_start, t_stop) tuple, got {window!r}")
+    bc = coefficients if coefficients is not None else b_coefficients(traj, data, cfg, history=history)
+    N = positive_noise_memorization(traj, data).cpu()  # (..., K, n)
+    N_med = N.median(-1).values
+    fit = fit_growth_rate(N_med, traj.steps, *window)
+    s = noise_step_scale(cfg)
+    a0 = bc.a_plus[..., coefficient_step, :].nanmedian(-1).values.cpu()
+    b0 = bc.b_plus[..., coefficient_step, :].nanmedian(-1).values.cpu()
+    return NoiseGrowth(steps=traj.steps.cpu(), N=N, N_med=N_med, fit=fit,
+                       rate_lemma=_predictions.single_growth_rate(cfg), step_scale=s, rate_ab=(a0 - b0) * s,
+                       T1=_predictions.t1_single(cfg),
+                       t1_measured=_predictions.measured_t1(traj, level=level).cpu(),
+                       gamma_max=traj.gamma.abs().amax(-1).cpu(), rho_min_max=traj.rho.amax(-2).amin(-1).cpu())
+
+
+@dataclass
+class SignSetReport:
+    """Lemmas C.3 and C.7 along a run (:func:`sign_set_report`); tensors on the CPU, ``...`` the
+    batch of a batched run.
+
+    * ``flipped (..., m)``: the neurons that ever leave ``U_+(0)`` or ``U_-(0)`` (Lemma C.3: none);
+    * ``neg_init (..., K)``: :func:`rho_on_negative_init` (Lemma C.7: zero);
+    * ``left (...)``: how many pairs ``(r, i)`` start in ``I_{r,-}(0)`` and leave it at some step
+      (Lemma C.7: none);
+    * ``rho_max (...)``: the largest ``rho_{r,i}(t)`` of the run, to scale ``neg_init``;
+    * ``signal (..., K, m)`` = ``<w_r(t), mu>``, ``signal0 (..., m)`` = ``<w_r(0), mu>`` and
+      ``cross_mu (..., K, m)`` = ``<w_r(t), mu> - <w_r(0), mu> - gamma_r(t)``, the cross terms of
+      ``<w_r(t), mu>`` through Eq. (11) (the noise vectors' components along ``mu``);
+    * ``steps (K,)``.
+    """
+
+    steps: torch.Tensor
+    flipped: torch.Tensor
+    neg_init: torch.Tensor
+    left: torch.Tensor
+    rho_max: torch.Tensor
+    signal: torch.Tensor
+    signal0: torch.Tensor
+    cross_mu: torch.Tensor
+
+
+def sign_set_report(traj: Trajectory, data: SyntheticData, *,
+                    history: Optional[PreactivationHistory] = None) -> SignSetReport:
+    """Test the sign-pattern claims of Lemma C.3 (``U_+(t) = U_+(0)``, ``U_-(t) = U_-(0)``) and Lemma
+    C.7 (``I_{r,-}(t) = I_{r,-}(0)`` and ``rho_{r,i}(t) = 0`` on ``I_{r,-}(0)``) along ``traj`` (first
+    network), with the cross terms of ``<w_r(t), mu>`` that break Lemma C.3 at finite ``d``: see
+    :class:`SignSetReport`.  Pass ``history`` (from :func:`preactivation_history`) to reuse it; on
+    :func:`without_cross_terms` data every claim holds exactly."""
+    gamma, rho, batched = _check(traj, data, False)
+    h = history if history is not None else preactivation_history(traj, data)
+    ss = sign_sets(traj, data, history=h)
+    flipped = ever_changed(ss.U_plus, -2) | ever_changed(ss.U_minus, -2)  # (..., m)
+    left = ss.I_minus.narrow(-3, 0, 1) & ~ss.I_minus  # pairs that started in I_{r,-}(0) and left it
+    signal0 = (data.W0 @ data.mu[..., None])[..., 0].cpu()  # <w_r(0), mu>, (..., m)
+    signal = h.signal.cpu()
+    return SignSetReport(steps=traj.steps.cpu(), flipped=flipped.cpu(),
+                         neg_init=rho_on_negative_init(traj, data, history=h).cpu(),
+                         left=left.any(-3).flatten(-2).sum(-1).cpu(), rho_max=rho.amax((-3, -2, -1)).cpu(),
+                         signal=signal, signal0=signal0, cross_mu=signal - signal0[..., None, :] - gamma.cpu())
+
+
+@dataclass
+class CoefficientMedians:
+    """The medians over neurons, both label classes and the draws of a batch, at each recorded step
+    ``steps (K,)``, of the coefficients of :class:`BCoefficients`: ``a (K,)``, ``b (K,)`` and of the
+    ratio ``ratio (K,)`` = ``b/a`` (taken neuron by neuron, then the median)."""
+
+    steps: torch.Tensor
+    a: torch.Tensor
+    b: torch.Tensor
+    ratio: torch.Tensor
+
+
+def b_coefficient_medians(coefficients: BCoefficients) -> CoefficientMedians:
+    """Sec. 5.1's self and cross coefficients ``a``, ``b`` of the ``B`` dynamics and their ratio,
+    summarised at each step by the median over the neurons of both classes (and the draws of a
+    batch), ignoring the ``nan`` of empty totals: see :class:`CoefficientMedians`.  Sec. 5.1 says
+    ``b/a ~ 1/2``; :func:`b_dynamics_prediction` gives ``a``, ``b`` for uniform loss derivatives."""
+    if not isinstance(coefficients, BCoefficients):
+        raise ValueError(f"coefficients must be a BCoefficients (from b_coefficients), got "
+                         f"{type(coefficients).__name__}")
+    a = torch.cat([coefficients.a_plus, coefficients.a_minus], -1).cpu()  # (..., K, 2m): both classes
+    b = torch.cat([coefficients.b_plus, coefficients.b_minus], -1).cpu()
+
+    def med(v):  # (K,): over the draws, neurons and classes
+        return v.movedim(-2, 0).flatten(1).nanmedian(-1).values
+
+    return CoefficientMedians(steps=coefficients.steps.cpu(), a=med(a), b=med(b), ratio=med(b / a))

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import torch
 
+from mmcl._utils import check_int
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
@@ -54,7 +55,8 @@ from mmcl.dynamics import Trajectory, preactivations
 from mmcl.model.losses import relu
 
 __all__ = ["ComparatorConfig", "Telescoping", "telescoping", "Margins", "comparator_margins",
-           "lemma_c18_horizon"]
+           "lemma_c18_horizon", "ComparatorChain", "comparator_chain", "ScaleGap", "scale_gap", "scaled_config",
+           "ScaleGapSweep", "scale_gap_sweep", "ood_feature_snr"]
 
 
 @dataclass(frozen=True)
@@ -221,25 +223,45 @@ def telescoping(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig,
     sum_i (rho_{r,i} - lam) xi_i/||xi_i||^2)``."""
     batched = _check(traj, data, cfg, ccfg)
     _consecutive(traj)
-    lam = ccfg.coefficient(cfg)
     f64 = torch.float64
     dev = traj.gamma.device
     data = data.to(device=dev, dtype=f64)
-    basis = decomposition_basis(data.mu, data.xi)  # (B.., d, n+1)
+    u = torch.zeros(data.n + 1, dtype=f64, device=dev)
+    u[1:] = 1.0  # W* - W(0) = lam * (0, 1, ..., 1) in the basis, for every neuron
+    loss = traj.loss.to(f64).index_select(-1, traj.steps.to(traj.loss.device))  # L_S at the recorded steps
+    return _telescoping_core(traj.gamma, traj.rho, data.mu, data.xi, u, loss, traj, cfg, ccfg, batched)
+
+
+def _telescoping_core(gamma, rho, mu, xi, u, loss, traj: Trajectory, cfg: SyntheticConfig, ccfg: ComparatorConfig,
+                      batched: bool) -> Telescoping:
+    """The quantities of :class:`Telescoping` for one network with coefficients ``gamma (..., K, m)``,
+    ``rho (..., K, m, n)`` in the basis of ``mu``, ``xi`` (float64), a comparator ``W* = W(0) + lam
+    * U`` whose per-neuron coordinates ``U`` in that basis are ``u``: ``(n+1,)`` (the same for every
+    neuron, the single-modal ``W*``) or ``(B.., m, n+1)`` (one direction per neuron, e.g. the signs
+    ``theta_r`` of the multi-modal ``W*`` of Lemma D.12), and the network's own loss ``(..., K)`` at
+    the recorded steps.  Shared by :func:`telescoping` and :mod:`mmcl.proofs.multi_stage2`."""
+    lam = ccfg.coefficient(cfg)
+    f64 = torch.float64
+    dev = gamma.device
+    basis = decomposition_basis(mu, xi)  # (B.., d, n+1)
     gram = basis.transpose(-1, -2) @ basis  # (B.., n+1, n+1)
     if batched:
         gram = gram[:, None]  # broadcast over K
-    coef = torch.cat([traj.gamma.to(f64)[..., None], traj.rho.to(f64)], -1)  # (..., K, m, n+1)
-    u = torch.zeros(coef.shape[-1], dtype=f64, device=dev)
-    u[1:] = 1.0  # W* - W(0) = lam * (0, 1, ..., 1) in the basis, for every neuron
+    coef = torch.cat([gamma.to(f64)[..., None], rho.to(f64)], -1)  # (..., K, m, n+1)
+    shared = u.dim() == 1
+    if not shared and batched:
+        u = u[:, None]  # (B, 1, m, n+1): broadcast over K
     diff = coef - lam * u  # W(t) - W*
     Gd = diff @ gram  # (..., K, m, n+1)
-    Gu = gram @ u  # (B.., 1?, n+1)
-    uGu = (u * Gu).sum(-1)  # (B.., [1])
     m = coef.shape[-2]
     dist = (Gd * diff).sum((-1, -2))
     dist_slope = -2 * (Gd * u).sum((-1, -2))  # d/dlam of sum_r diff_r G diff_r
-    dist_curv = 2 * m * uGu * torch.ones_like(dist)
+    if shared:
+        Gu = gram @ u  # (B.., 1?, n+1)
+        uGu = (u * Gu).sum(-1)  # (B.., [1])
+        dist_curv = 2 * m * uGu * torch.ones_like(dist)
+    else:
+        dist_curv = 2 * ((u @ gram) * u).sum((-1, -2)) * torch.ones_like(dist)
     step = coef[..., 1:, :, :] - coef[..., :-1, :, :]  # W(t+1) - W(t)
     Gs = step @ gram
     step_sq = (Gs * step).sum((-1, -2))
@@ -249,7 +271,6 @@ def telescoping(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig,
     # ||W(t) - W*||^2 - ||W(t+1) - W*||^2 = -2 <step, W(t) - W*> - ||step||^2
     decrease = -2 * cross - step_sq
     decrease_slope = 2 * (Gs * u).sum((-1, -2))  # d/dlam of -2 <step, diff>
-    loss = traj.loss.to(f64).index_select(-1, traj.steps.to(traj.loss.device))  # L_S at the recorded steps
     return Telescoping(steps=traj.steps, loss=loss, distance_sq=dist, distance_sq_slope=dist_slope,
                        distance_sq_curv=dist_curv, decrease=decrease, decrease_slope=decrease_slope,
                        grad_norm_sq=step_sq / eta_b ** 2, inner=-cross / eta_b, eta=eta, lam=lam,
@@ -396,3 +417,188 @@ def comparator_margins(traj: Trajectory, data: SyntheticData, cfg: SyntheticConf
     neg1 = (sig_neg1 + torch.gather(N1, -1, idx)) / (m * tau)
     return Margins(steps=traj.steps, pos=pos0 + lam * pos1, neg=neg0 + lam * neg1, pos_slope=pos1,
                    neg_slope=neg1, lam=lam, level=ccfg.level(cfg))
+
+
+# --------------------------------------------------------------------------------------------
+# The chain of App. C.2 on [T1, T], as the book reads it
+# --------------------------------------------------------------------------------------------
+@dataclass
+class ComparatorChain:
+    """The links of App. C.2 (Lemmas C.14-C.18) along a single-modal run, from its stage-2 start
+    ``t1`` on, on the CPU.  Shapes as in :class:`Telescoping` and :class:`Margins` (a batched run
+    has a leading ``B``).
+
+    * ``telescoping``, ``margins`` -- :func:`telescoping` and :func:`comparator_margins` of the run;
+    * ``act_pos (..., K, n)`` -- ``(1/m) sum_r 1[<w_r, xi_i> > 0] sigma(<w_r, xi_i + eps_i>)``, the
+      quantity behind the positive margin of Lemma C.16;
+    * ``pos_ratio (..., K, n)`` = ``pos / (2L)`` and ``neg_ratio (..., K, n, M)`` = ``neg / L``:
+      Lemma C.16 needs ``pos_ratio >= 1`` and ``neg_ratio <= 1``;
+    * ``feasible16`` -- :meth:`Margins.feasible_lam` from ``t1`` on (``lo > hi``: no comparator works);
+    * ``init_share`` -- ``sigma0 sigma_xi sqrt(d) / lam``, the typical ``<w_r(0), xi_i>`` against ``lam``;
+    * ``feasible17`` -- :meth:`Telescoping.c17_feasible_lam` from ``t1`` on; ``factor17`` its lower
+      end as the factor ``lo / (tau L)`` in ``lam = factor tau L`` (the paper's factor is 2);
+    * ``slack (..., K-1)`` -- Lemma C.17's slack with the paper's comparator, ``slack_at`` with the
+      smallest one that works (``lam = 1.001 lo``);
+    * ``c14 (..., K-1)`` -- ``eta ||nabla L_S||^2 / L_S`` (Lemma C.14; Lemma C.17 needs ``<= 1``);
+    * ``avg_loss``, ``avg_bound (..., K - t1)`` -- the two sides of Lemma C.18 from ``t1`` on;
+    * ``horizon`` -- :func:`lemma_c18_horizon` of every draw, a list.
+    """
+
+    t1: int
+    telescoping: Telescoping
+    margins: Margins
+    act_pos: torch.Tensor
+    pos_ratio: torch.Tensor
+    neg_ratio: torch.Tensor
+    feasible16: tuple
+    init_share: float
+    feasible17: tuple
+    factor17: float
+    slack: torch.Tensor
+    slack_at: torch.Tensor
+    c14: torch.Tensor
+    avg_loss: torch.Tensor
+    avg_bound: torch.Tensor
+    horizon: list
+
+    @property
+    def epsilon(self) -> float:
+        """The target loss ``eps`` of the comparator."""
+        return self.telescoping.epsilon
+
+    @property
+    def level(self) -> float:
+        """``L = log(2M/eps)``."""
+        return self.telescoping.level
+
+
+def comparator_chain(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: ComparatorConfig,
+                     t1: int) -> ComparatorChain:
+    """Evaluate every link of App. C.2 along a single-modal run from step ``t1`` (the start of stage
+    2, Lemma 5.2's ``T1``) on: the margins of Lemma C.16 (:func:`comparator_margins`) with the
+    activations behind them, the gradient bound of Lemma C.14, the one-step inequality of Lemma
+    C.17 with the paper's comparator and with the smallest comparator of the same form that
+    satisfies it, and both sides of Lemma C.18 (:func:`telescoping`).  The run must record every
+    step (``record_every=1``)."""
+    from mmcl.proofs.single_stage1 import preactivation_history
+
+    tel = telescoping(traj, data, cfg, ccfg)
+    k1 = tel._start(t1)
+    mg = comparator_margins(traj, data, cfg, ccfg)
+    level = ccfg.level(cfg)
+    hist = preactivation_history(traj, data, with_augmented=True)
+    act_pos = (torch.relu(hist.noise_aug) * (hist.noise > 0)).mean(-2).cpu()
+    lo17, hi17 = tel.c17_feasible_lam(k1)
+    return ComparatorChain(
+        t1=t1, telescoping=tel, margins=mg, act_pos=act_pos,
+        pos_ratio=(mg.pos / (2 * level)).cpu(), neg_ratio=(mg.neg / level).cpu(),
+        feasible16=mg.feasible_lam(k1), init_share=cfg.init_noise / tel.lam, feasible17=(lo17, hi17),
+        factor17=lo17 / (cfg.tau * level), slack=tel.c17_slack().cpu(), slack_at=tel.c17_slack(lo17 * 1.001).cpu(),
+        c14=(cfg.lr * tel.c14_ratio()).cpu(), avg_loss=tel.averaged_loss(t1).cpu(),
+        avg_bound=tel.averaged_bound(t1).cpu(),
+        horizon=[lemma_c18_horizon(float(v), cfg, ccfg) for v in tel.distance_sq[..., k1].reshape(-1)])
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 4.2's second claim: the scale gap of stage 1 survives, and what it does downstream
+# --------------------------------------------------------------------------------------------
+@dataclass
+class ScaleGap:
+    """Signal against noise memorisation along a run (Lemma C.18, Theorem 4.2), on the CPU:
+    ``steps (K,)``, ``gamma_max (..., K)`` = ``max_r |gamma_r(t)|``, ``rho_minmax (..., K)`` =
+    ``min_i max_r rho_{r,i}(t)`` (how well the least-memorised sample is memorised), ``t1`` and
+    ``growth (...)`` = ``max_{t >= t1} gamma_max(t) / gamma_max(t1)`` (Lemma C.18: ``<= 3``)."""
+
+    steps: torch.Tensor
+    gamma_max: torch.Tensor
+    rho_minmax: torch.Tensor
+    t1: int
+    growth: torch.Tensor
+
+    @property
+    def gap(self) -> torch.Tensor:
+        """``rho_minmax / gamma_max``, ``(..., K)``."""
+        return self.rho_minmax / self.gamma_max
+
+
+def scale_gap(traj: Trajectory, t1: int) -> ScaleGap:
+    """:class:`ScaleGap` of a run (any mode and engine), with the growth of the signal measured
+    from the recorded step ``t1`` on."""
+    if not isinstance(traj, Trajectory):
+        raise ValueError(f"traj must be a Trajectory, got {type(traj).__name__}")
+    idx = (traj.steps == t1).nonzero()
+    if idx.numel() != 1:
+        raise ValueError(f"t1={t1!r} is not a recorded step of traj")
+    k1 = int(idx[0, 0])
+    gamma_max = traj.gamma.abs().amax(-1).cpu()
+    return ScaleGap(steps=traj.steps.cpu(), gamma_max=gamma_max, rho_minmax=traj.rho.amax(-2).amin(-1).cpu(), t1=t1,
+                    growth=(gamma_max[..., k1:] / gamma_max[..., k1:k1 + 1]).amax(-1))
+
+
+def scaled_config(cfg: SyntheticConfig, n: int) -> SyntheticConfig:
+    """``cfg`` at ``n`` samples with the rest of Assumption 4.1 where ``cfg`` has it at its own
+    ``n`` (Figure 1's ``d = 20 n``, ``M = 0.45 n``): ``d = floor(n d/n_cfg)`` (keeps ``n SNR^2`` and the noise step
+    ``eta sigma_xi^2 d/(n m tau)``), ``M = floor((M/n) n)`` and ``sigma0`` scaled by
+    ``sqrt(d_cfg/d)`` (keeps ``sigma0 sigma_xi sqrt(d)``, Assumption 4.1(3))."""
+    if not isinstance(cfg, SyntheticConfig):
+        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_int("n", n, 2)
+    d = cfg.d * n // cfg.n
+    return cfg.replace(n=n, d=d, M=int(cfg.M / cfg.n * n), sigma0=cfg.init_noise / (cfg.sigma_xi * math.sqrt(d)))
+
+
+@dataclass
+class ScaleGapSweep:
+    """End of training against ``n`` (:func:`scale_gap_sweep`): ``sizes``; ``by_n[n]`` a dict of
+    CPU tensors over the seeds, ``gamma`` (``max_r |gamma_r(T)|``), ``rho`` (``min_i max_r
+    rho_{r,i}(T)``), ``loss`` (``L_S(W(T))``), and the floats ``snr2n`` (``n SNR^2``) and
+    ``init_noise`` (``sigma0 sigma_xi sqrt(d)``); ``gamma_mean (len(sizes),)`` the seed means of
+    ``gamma`` and ``slope`` the least-squares slope of ``log gamma_mean`` against ``log n``
+    (``O~(1/sqrt(n))`` would be ``-0.5``)."""
+
+    sizes: tuple
+    by_n: dict
+    gamma_mean: torch.Tensor
+    slope: float
+
+
+def scale_gap_sweep(cfg: SyntheticConfig, sizes, seeds, *, device="cpu") -> ScaleGapSweep:
+    """Single-modal recursion runs (float64, ``cfg.n_epochs`` steps, first and last states) at every
+    ``n`` of ``sizes`` with :func:`scaled_config`, one per seed: is the signal ``O~(1/sqrt(n))`` at
+    the end of training while every sample stays memorised (Theorem 4.2)?"""
+    from mmcl.dynamics import simulate
+    from mmcl.model.data import sample_synthetic
+
+    sizes = tuple(sizes)
+    seeds = list(seeds)
+    if len(sizes) < 2 or not seeds:
+        raise ValueError(f"sizes needs at least two values of n and seeds at least one seed, got {sizes!r}, {seeds!r}")
+    f64 = torch.float64
+    T = cfg.n_epochs
+    by_n = {}
+    for n in sizes:
+        c = scaled_config(cfg, n)
+        dd = SyntheticData.stack([sample_synthetic(c, s, dtype=f64, with_ood=False) for s in seeds])
+        tr = simulate(c, dd.to(device=device), "single", "recursion", record_every=T)
+        by_n[n] = dict(gamma=tr.gamma.abs().amax(-1)[:, -1].cpu(), rho=tr.rho.amax(-2).amin(-1)[:, -1].cpu(),
+                       loss=tr.loss[:, -1].cpu(), snr2n=c.n_snr2, init_noise=c.init_noise)
+    ns = torch.tensor(sizes, dtype=f64)
+    g_mean = torch.stack([by_n[n]["gamma"].mean() for n in sizes])
+    slope = float(torch.linalg.lstsq(torch.stack([torch.ones_like(ns), ns.log()], -1), g_mean.log()[:, None]).solution[1])
+    return ScaleGapSweep(sizes=sizes, by_n=by_n, gamma_mean=g_mean, slope=slope)
+
+
+def ood_feature_snr(traj: Trajectory, data: SyntheticData) -> torch.Tensor:
+    """The signal-to-noise ratio of the best feature on the OOD inputs at the last recorded step
+    (App. C.3): ``max_r |<w_r, nu>| / sd_k(<w_r, zeta_k>)`` over the held-out noise ``zeta_k`` of
+    ``data.ood``; ``(...)`` on the CPU.  Small (below 1) means the signal part of every feature
+    drowns in its noise part."""
+    if not isinstance(traj, Trajectory):
+        raise ValueError(f"traj must be a Trajectory, got {type(traj).__name__}")
+    if not isinstance(data, SyntheticData) or data.ood is None:
+        raise ValueError("data must be a SyntheticData with an OOD set (sample with with_ood=True)")
+    ood = data.ood
+    g_T, r_T = traj.gamma[..., -1, :], traj.rho[..., -1, :, :]  # (..., m), (..., m, n)
+    sig = preactivations(data, g_T, r_T, ood.nu[..., None, :])[..., 0].abs()  # |<w_r, nu>|
+    noi = preactivations(data, g_T, r_T, ood.zeta_eval).std(-1)  # spread of <w_r, zeta>
+    return (sig / noi).amax(-1).cpu()

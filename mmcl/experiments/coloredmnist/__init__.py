@@ -3,19 +3,26 @@
 Modules: ``data`` (IDX reader, shipped digits, the seeded coloured dataset), ``augment``
 (SimCLR's augmentations in plain torch), ``models`` (CNN backbone, heads, ideal caption
 encoder), ``losses`` (NT-Xent, multi-positive InfoNCE), ``train``, ``evaluate``
-(linear probes, zero-shot, references), ``experiment`` (all variants over seeds, cached,
-figures) and ``cli`` (``mmcl coloredmnist``).
+(linear probes, zero-shot, references), ``runs`` (the runs and variants of Table 1, one cached
+run), ``table1`` (all runs over seeds, summarised), ``sensitivity`` (one-at-a-time changes of the
+settings) and ``tables`` (markdown and HTML tables).  The figures are drawn by
+:mod:`mmcl.figures.coloredmnist`, the command ``mmcl coloredmnist`` is :mod:`mmcl.commands.coloredmnist`.
 """
 from mmcl.experiments.coloredmnist.augment import AugmentConfig
-from mmcl.experiments.coloredmnist.data import (PALETTE, PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig, Split, load_mnist, load_mnist_idx,
-                   make_colored_mnist, read_idx)
+from mmcl.experiments.coloredmnist.data import (PALETTE, PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig, Split,
+                                                load_mnist, load_mnist_idx, make_colored_mnist, read_idx)
 from mmcl.experiments.coloredmnist.evaluate import LinearProbe, feature_probes, features, fit_probe, zero_shot_predict
-from mmcl.experiments.coloredmnist.experiment import (ABLATIONS, PAPER, RUNS, VARIANTS, RunResult, Table1Result, format_table, plot_feature_probes,
-                         plot_samples, plot_table1, run_one, run_table1)
+from mmcl.experiments.coloredmnist.runs import (ABLATIONS, PROBE_L2_GRID, RUNS, VARIANTS, RunResult, RunSpec,
+                                                caption_geometry, run_one)
+from mmcl.experiments.coloredmnist.sensitivity import SENSITIVITY, run_sensitivity
+from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result, run_table1
+from mmcl.experiments.coloredmnist.tables import format_sensitivity, format_table, format_table_html
 from mmcl.experiments.coloredmnist.train import TrainConfig, TrainedModel, train_model
 
 __all__ = ["AugmentConfig", "PALETTE", "PALETTE_NAMES", "ColoredMNIST", "ColoredMNISTConfig", "Split",
            "load_mnist", "load_mnist_idx", "make_colored_mnist", "read_idx", "LinearProbe", "feature_probes",
            "features", "fit_probe", "zero_shot_predict", "ABLATIONS", "PAPER", "RUNS", "VARIANTS", "RunResult",
-           "Table1Result", "format_table", "plot_feature_probes", "plot_samples", "plot_table1", "run_one",
+           "RunSpec", "PROBE_L2_GRID", "caption_geometry", "SENSITIVITY", "run_sensitivity",
+           "Table1Result", "format_table", "format_table_html", "format_sensitivity", "run_one",
            "run_table1", "TrainConfig", "TrainedModel", "train_model"]
+

@@ -1,10 +1,11 @@
 """``mmcl coloredmnist``: the paper's Table 1 on ColoredMNIST without the book.
 
 ``mmcl coloredmnist --seeds 3 --out DIR`` trains every run of
-``mmcl.experiments.coloredmnist.experiment.RUNS`` at seeds 0..2 and writes ``DIR/results.json`` (variant ->
+``mmcl.experiments.coloredmnist.runs.RUNS`` at seeds 0..2 and writes ``DIR/results.json`` (variant ->
 train/test accuracy, mean and s.d. over seeds, per-seed values, feature probes, settings, times),
 ``DIR/table1.md`` and the figures ``table1-coloredmnist``, ``coloredmnist-feature-probes``,
-``coloredmnist-probe-l2`` and ``coloredmnist-samples`` (PDF, SVG, PNG).  ``--ablations`` adds the ablation runs (``ABLATIONS``);
+``coloredmnist-probe-l2`` and ``coloredmnist-samples`` (PDF, SVG, PNG; drawn by
+:mod:`mmcl.figures.coloredmnist`).  ``--ablations`` adds the ablation runs (``ABLATIONS``);
 ``--sensitivity`` reruns the main comparison under each change of ``SENSITIVITY``
 (``sensitivity.json``, ``sensitivity.md``).
 """
@@ -18,7 +19,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    from mmcl.experiments.coloredmnist.experiment import ABLATIONS, RUNS
+    from mmcl.experiments.coloredmnist.runs import ABLATIONS, RUNS
 
     p = sub.add_parser("coloredmnist", help="ColoredMNIST: the paper's Table 1 (multi- vs single-modal)",
                        description="Train every ColoredMNIST variant of Table 1 over seeds; write results.json, "
@@ -52,13 +53,21 @@ def run(args) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from mmcl._utils import check_int
     from mmcl.experiments.coloredmnist.data import ColoredMNISTConfig, make_colored_mnist
-    from mmcl.experiments.coloredmnist.experiment import (ABLATIONS, RUNS, format_sensitivity, format_table, plot_feature_probes, plot_probe_l2,
-                             plot_samples, plot_table1, run_sensitivity, run_table1)
+    from mmcl.experiments.coloredmnist.runs import ABLATIONS, RUNS
+    from mmcl.experiments.coloredmnist.sensitivity import run_sensitivity
+    from mmcl.experiments.coloredmnist.table1 import run_table1
+    from mmcl.experiments.coloredmnist.tables import format_sensitivity, format_table
     from mmcl.experiments.coloredmnist.train import TrainConfig
+    # the command writes the chapter's figures, drawn in the figures layer (imported at run time only)
+    from mmcl.figures.coloredmnist import plot_feature_probes, plot_probe_l2, plot_samples, plot_table1
 
-    if args.seeds < 1:
-        raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
+    check_int("--seeds", args.seeds)
+    if args.epochs is not None:
+        check_int("--epochs", args.epochs)
+    if args.n_images is not None:
+        check_int("--n-images", args.n_images, minimum=20)
     data_cfg = ColoredMNISTConfig()
     if args.image_size is not None:
         data_cfg = replace(data_cfg, image_size=args.image_size)

@@ -1,0 +1,235 @@
+"""Figures of the chapter "Multi-modal learning, stage 2" (``book/05_multimodal_stage2.md``).
+
+The computations are those of :mod:`mmcl.proofs.multi_stage2` (the comparators of Lemma D.12 and
+the chain of App. D.2) on the synchronisation of :mod:`mmcl.proofs.multi_stage1`; this module runs
+them at the chapter's sizes (cached per ``(size, device)``, shared by the chapter's three figures),
+draws the figures and registers them.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import List
+
+import torch
+
+from mmcl.figures.registry import FigureSpec
+from mmcl.figures.style import COLORS, style
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.dynamics import Trajectory, simulate
+from mmcl.proofs import multi_stage1 as sync
+from mmcl.proofs import multi_stage2 as ms2
+from mmcl.proofs.predictions import t1_multi
+from mmcl.proofs.single_stage2 import ComparatorConfig
+
+__all__ = ["SEEDS", "EPSILON", "MultiStage2Run", "stage2_run", "Stage2Chains", "chains", "draw_margins",
+           "draw_telescoping", "draw_scales", "FIGURES"]
+
+#: seeds per size: the chapter runs 5 (20 with ``MMCL_BOOK_FULL=1``); ``"tiny"`` is for the tests
+SEEDS = {"tiny": 1, "default": 5, "full": 20}
+_TINY_EPOCHS = 110  # "tiny" also stops after 110 steps (stage 2 starts at T1 = 87)
+#: the target ``eps`` of the comparators (the chapter's ``ComparatorConfig(epsilon=0.01)``)
+EPSILON = 0.01
+_CHAPTER, _LABEL = "05_multimodal_stage2", "sec-multimodal-stage2"
+
+
+@dataclass
+class MultiStage2Run:
+    """The chapter's run: ``cfg`` (the Figure 1 settings), the ``seeds``, their stacked ``data``
+    (float64), the multi-modal recursion ``traj`` with every step and the loss derivatives recorded,
+    its :func:`~mmcl.proofs.multi_stage1.synchronisation` ``syn``, ``t1`` (Lemma 5.4's ``T1``
+    rounded up: stage 2 starts there), ``T`` (the number of steps) and ``single``, the single-modal
+    recursion on the same draws (first and last states), for contrast."""
+
+    cfg: SyntheticConfig
+    seeds: List[int]
+    data: SyntheticData
+    traj: Trajectory
+    syn: sync.Synchronisation
+    t1: int
+    T: int
+    single: Trajectory
+
+
+@functools.lru_cache(maxsize=2)
+def stage2_run(size: str = "default", device: str = "cpu") -> MultiStage2Run:
+    """The multi-modal run of the Figure 1 settings at the seeds of ``size`` (cached)."""
+    cfg = SyntheticConfig()  # Figure 1 settings; tau = 0.1, sigma0 = 0.01, M = 45 are ours
+    if size == "tiny":
+        cfg = cfg.replace(n_epochs=_TINY_EPOCHS)
+    seeds = list(range(SEEDS[size]))
+    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=torch.float64) for s in seeds]).to(device=device)
+    traj = simulate(cfg, data, "multi", "recursion", record_derivatives=True)  # every step: the one-step lemmas
+    single = simulate(cfg, data, "single", "recursion", record_every=cfg.n_epochs)
+    return MultiStage2Run(cfg=cfg, seeds=seeds, data=data, traj=traj, syn=sync.synchronisation(data, traj),
+                          t1=math.ceil(t1_multi(cfg)), T=cfg.n_epochs, single=single)
+
+
+@dataclass
+class Stage2Chains:
+    """App. D.2 along :func:`stage2_run` for both choices of the comparators' signs: ``paper``
+    (``theta`` at initialisation, Lemma D.12) and ``at_t1`` (``theta`` read at ``T1``, ours), each a
+    :class:`~mmcl.proofs.multi_stage2.MultiComparatorChain`; ``signs`` and ``signs_t1`` the
+    :class:`~mmcl.proofs.multi_stage2.ComparatorSigns` behind them, ``ccfg`` the comparator
+    configuration."""
+
+    ccfg: ComparatorConfig
+    signs: ms2.ComparatorSigns
+    signs_t1: ms2.ComparatorSigns
+    paper: ms2.MultiComparatorChain
+    at_t1: ms2.MultiComparatorChain
+
+
+@functools.lru_cache(maxsize=2)
+def chains(size: str = "default", device: str = "cpu") -> Stage2Chains:
+    """:func:`mmcl.proofs.multi_stage2.multi_comparator_chain` of :func:`stage2_run` with target
+    :data:`EPSILON`, with the paper's signs and with the signs at ``T1`` (cached)."""
+    r = stage2_run(size, device)
+    ccfg = ComparatorConfig(epsilon=EPSILON)
+    signs, signs_t1 = ms2.comparator_signs(r.syn, r.t1), ms2.comparator_signs(r.syn, r.t1, step=r.t1)
+    return Stage2Chains(ccfg=ccfg, signs=signs, signs_t1=signs_t1,
+                        paper=ms2.multi_comparator_chain(r.traj, r.data, r.cfg, ccfg, r.t1),
+                        at_t1=ms2.multi_comparator_chain(r.traj, r.data, r.cfg, ccfg, r.t1, signs=signs_t1))
+
+
+# --------------------------------------------------------------------------------------------
+# Drawing
+# --------------------------------------------------------------------------------------------
+def draw_margins(ch: Stage2Chains):
+    """Lemma D.13 at the last step: the positive margins ``<nabla F_0, W*>/(2L)`` of each network,
+    with the paper's signs and with the signs at ``T1``, and the largest negative margin."""
+    import matplotlib.pyplot as plt
+
+    T = int(ch.paper.telescoping.combined.steps[-1])
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(13, 4.4), constrained_layout=True)
+        for k, ax in enumerate(axes):
+            pp, pt = ch.paper.pos_ratio[k][..., -1, :].flatten(), ch.at_t1.pos_ratio[k][..., -1, :].flatten()
+            hi = max(1.1, float(pp.max()), float(pt.max())) * 1.05
+            bins = torch.linspace(min(0.0, float(pp.min())), hi, 50).tolist()
+            ax.hist(pp, bins=bins, color=COLORS["single"], alpha=0.6, label=r"paper's $\theta_r$ (at $t=0$)")
+            ax.hist(pt, bins=bins, color=COLORS["multi"], alpha=0.6, label=r"$\theta_r$ read at $T_1$")
+            ax.axvline(1, color="k", lw=1, label="required by Lemma D.13")
+            neg = float(ch.paper.neg_ratio[k][..., -1, :, :].max())
+            ax.axvline(neg, color=COLORS["accent"], lw=1, ls="--", label=fr"largest negative margin / $L$ ({neg:.2f})")
+            net = "first network ($W$)" if k == 0 else r"second network ($\widetilde W$)"
+            ax.set_xlabel(r"$\langle\nabla F_0, W^*\rangle / 2L$" if k == 0
+                          else r"$\langle\nabla \widetilde F_0, \widetilde W^*\rangle / 2L$")
+            ax.set_ylabel("count of (seed, i)")
+            ax.set_title(f"{net}, positive margins at t = {T}")
+            ax.legend(loc="upper right", fontsize=9)
+    return fig
+
+
+def draw_telescoping(ch: Stage2Chains, cfg: SyntheticConfig):
+    """Lemmas D.14/D.15: the loss of each direction and their sum, the one-step slack of Lemma D.14
+    (median over seeds; the paper's signs, the signs at ``T1``, and per network), and the telescoped
+    bound on the average loss."""
+    import matplotlib.pyplot as plt
+
+    tel = ch.paper.telescoping
+    steps = tel.combined.steps.cpu()
+    T1, eps = ch.paper.t1, ch.ccfg.epsilon
+    S = tel.combined.loss.shape[0]
+    with style():
+        fig, axes = plt.subplots(1, 3, figsize=(17, 4.6), constrained_layout=True)
+        ax = axes[0]
+        for s in range(S):
+            lab = s == 0
+            ax.plot(steps, tel.combined.loss[s].cpu(), color=COLORS["reference"], alpha=0.8,
+                    label=r"$L = L_S(W) + L_S(\widetilde W)$" if lab else None)
+            ax.plot(steps, tel.first.loss[s].cpu(), color=COLORS["single"], alpha=0.6, ls="--",
+                    label=r"$L_S(W)$" if lab else None)
+            ax.plot(steps, tel.second.loss[s].cpu(), color=COLORS["multi"], alpha=0.6, ls=":",
+                    label=r"$L_S(\widetilde W)$" if lab else None)
+        ax.axhline(2 * eps, color="k", lw=0.8, ls="-", label=r"$2\epsilon$")
+        ax.axvline(T1, color=COLORS["reference"], ls="-.", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xlabel("step t")
+        ax.set_title("loss")
+        ax.legend(loc="upper right", fontsize=9)
+        ax = axes[1]
+        t_one = steps[:-1]
+        for series, color, ls, lab in ((ch.paper.slack, COLORS["single"], "-", r"both, paper's $\theta$"),
+                                       (ch.at_t1.slack, COLORS["multi"], "-", r"both, $\theta$ at $T_1$"),
+                                       (ch.at_t1.slack_first, COLORS["multi"], "--", r"$W$ alone, $\theta$ at $T_1$"),
+                                       (ch.at_t1.slack_second, COLORS["multi"], ":",
+                                        r"$\widetilde W$ alone, $\theta$ at $T_1$")):
+            ax.plot(t_one[T1:], (series[:, T1:] / cfg.lr).median(0).values, color=color, ls=ls, label=lab)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xlabel("step t")
+        ax.set_title(r"Lemma D.14: slack / $\eta$ (median over seeds)")
+        ax.legend(loc="lower right", fontsize=9)
+        ax = axes[2]
+        t_avg = steps[-ch.paper.avg_loss.shape[-1]:]
+        for s in range(S):
+            ax.plot(t_avg, ch.paper.avg_loss[s], color=COLORS["reference"], alpha=0.8,
+                    label=r"average of $L$ since $T_1$" if s == 0 else None)
+            ax.plot(t_avg, ch.paper.avg_bound[s], color=COLORS["single"], ls="--", alpha=0.7,
+                    label=r"Lemma D.15 bound, paper's $\theta$" if s == 0 else None)
+            ax.plot(t_avg, ch.at_t1.avg_bound[s], color=COLORS["multi"], ls="--", alpha=0.7,
+                    label=r"Lemma D.15 bound, $\theta$ at $T_1$" if s == 0 else None)
+        ax.axhline(2 * eps, color="k", lw=0.8, ls=":")
+        ax.set_yscale("log")
+        ax.set_xlabel("step t")
+        ax.set_title("Lemma D.15: telescoped bound")
+        ax.legend(loc="center right", fontsize=9)
+    return fig
+
+
+def draw_scales(scales: ms2.Stage2Scales, n: int):
+    """What stage 2 leaves: ``max_r gamma_r`` and ``max_{r,i} |rho_{r,i}|`` of both networks along
+    training, with Lemma D.15's bound ``sigma0 sigma_xi sqrt(d)`` on the noise and ``1/sqrt(n)``."""
+    import matplotlib.pyplot as plt
+
+    steps, T1 = scales.steps, scales.t1
+    S = scales.gamma_max.shape[0]
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(13, 4.4), constrained_layout=True, sharey=True)
+        for k, ax in enumerate(axes):
+            g = scales.gamma_max if k == 0 else scales.gamma_tilde_max
+            r = scales.rho_max if k == 0 else scales.rho_tilde_max
+            gl = r"$\max_r\gamma_r$" if k == 0 else r"$\max_r\widetilde\gamma_r$"
+            rl = r"$\max_{r,i}|\rho_{r,i}|$" if k == 0 else r"$\max_{r,i}|\widetilde\rho_{r,i}|$"
+            for s in range(S):
+                ax.plot(steps, g[s], color=COLORS["multi"], alpha=0.7, label=gl if s == 0 else None)
+                ax.plot(steps, r[s], color=COLORS["single"], alpha=0.7, label=rl if s == 0 else None)
+            ax.axhline(scales.rho_bound, color=COLORS["reference"], ls="--", lw=1,
+                       label=r"Lemma D.15: $\sigma_0\sigma_\xi\sqrt{d}$")
+            ax.axhline(1 / math.sqrt(n), color=COLORS["reference"], ls=":", lw=1, label=r"$1/\sqrt{n}$")
+            ax.axvline(T1, color=COLORS["reference"], ls="-.", lw=0.8)
+            ax.set_yscale("log")
+            ax.set_xlabel("step t")
+            ax.set_title("first network" if k == 0 else "second network")
+            ax.legend(loc="lower right", fontsize=9)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------------
+def _margins(size, device):
+    return draw_margins(chains(size, device))
+
+
+def _telescoping(size, device):
+    return draw_telescoping(chains(size, device), stage2_run(size, device).cfg)
+
+
+def _scales(size, device):
+    r = stage2_run(size, device)
+    return draw_scales(ms2.stage2_scales(r.traj, r.cfg, r.t1), r.cfg.n)
+
+
+FIGURES = [
+    FigureSpec("mm-stage2-margins", "Lemma D.13 at epoch 200: positive margins of both comparators, with the paper's "
+               "signs θ_r and with the signs read at T1, against the required 1, and the largest negative margin, "
+               "5 seeds", _CHAPTER, _LABEL, _margins),
+    FigureSpec("mm-stage2-telescoping", "Lemmas D.14/D.15: the loss of each direction and their sum, the one-step "
+               "slack (both networks and each alone), and the telescoped bound on the average loss, 5 seeds",
+               _CHAPTER, _LABEL, _telescoping),
+    FigureSpec("mm-stage2-scales", "Lemma D.15 / App. D.3: max_r γ_r and max_{r,i} |ρ_{r,i}| of both networks "
+               "through training, against Lemma D.15's σ0σ_ξ√d and 1/√n, 5 seeds", _CHAPTER, _LABEL, _scales),
+]

@@ -1,0 +1,126 @@
+"""The chapter "Phase diagrams" from the library: its studies per size (mmcl.experiments.sweep.studies),
+the denoised-view summary, and the drawing helpers' argument checks (mmcl.figures.phase_diagrams)."""
+import math
+
+import pytest
+
+import mmcl
+from mmcl.experiments.sweep import expand_grid, gap_closed, phase_grid, studies, sweep
+from mmcl.figures import phase_diagrams as pd
+
+TINY = mmcl.SyntheticConfig(d=120, d_tilde=100, n=12, m=6, M=5, n_epochs=60, n_test=40, n_heldout=100)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MMCL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MMCL_CACHE", "1")
+
+
+def test_every_study_grid_is_valid_at_every_size_and_tiny_is_two_by_two():
+    for name in studies.STUDIES:
+        for size in studies.SIZES:
+            grid = studies.study_grid(name, size)
+            runs = expand_grid(grid, studies.study_seeds(name, size), studies.MODES, studies.study_base(size))
+            points = math.prod(len(v) for v in grid.values())
+            assert len(runs) == points * len(studies.study_seeds(name, size)) * 2
+        assert math.prod(len(v) for v in studies.study_grid(name, "tiny").values()) <= 4 or name == "view"
+        assert studies.study_seeds(name, "tiny") == [0]
+    assert studies.study_base("default") == mmcl.SyntheticConfig(n_heldout=500)
+    assert studies.study_base("full") == studies.study_base("default")
+    assert studies.study_base("tiny").n_epochs == 20
+    # the chapter's quoted grids: Figure 1's cell is in the n x SNR grid, 2 seeds by default, 8 at full size
+    default = studies.study_grid("n_snr")
+    assert 100 in default["n"] and 0.112 in default["snr"]
+    assert studies.SEEDS["default"] == [0, 1] and studies.SEEDS["full"] == list(range(8))
+    assert studies.study_grid("n_snr", "full")["snr"][8] == 0.112
+
+
+def test_study_grid_is_a_copy():
+    grid = studies.study_grid("cmu", "default")
+    grid["n"].append(7)
+    assert 7 not in studies.study_grid("cmu", "default")["n"]
+
+
+@pytest.mark.parametrize("args,match", [(("n_snr", "huge"), "size='huge'"), (("bogus", "tiny"), "study='bogus'")])
+def test_unknown_study_or_size_is_rejected_naming_it(args, match):
+    with pytest.raises(ValueError, match=match):
+        studies.run_study(*args)
+    with pytest.raises(ValueError, match=match):
+        studies.study_grid(*args)
+
+
+def test_run_study_runs_its_grid_seeds_and_options_at_tiny_size():
+    table = studies.run_study("d_n", "tiny", cache=False)
+    grid = studies.study_grid("d_n", "tiny")
+    assert len(table) == 2 * 2 * 2 and table.grid_keys == list(grid)
+    assert table.unique("n") == grid["n"] and table.unique("dim") == grid["dim"]
+    assert table.meta["seeds"] == [0] and table.meta["computed"] == 8
+    assert all(c.n_epochs == 20 and c.n_heldout == 500 and c.d == r["dim"] for c, r in zip(table.configs, table.rows))
+    assert "acc_adapt_init" in table.columns  # the d x n study scores the untrained features too
+
+
+def test_summarise_view_is_the_seed_mean_of_single_modal_runs_and_the_gap_closed():
+    table = sweep({"view_noise_scale": [1.0, 0.5, 0.0]}, seeds=[0, 1], mode=["single", "multi"], base=TINY,
+                  progress=False)
+    vs = studies.summarise_view(table)
+    assert vs.lambdas == [1.0, 0.5, 0.0]
+
+    def mean(mode, lam, col):
+        vals = [r[col] for r in table.rows if r["mode"] == mode and r["view_noise_scale"] == lam]
+        assert len(vals) == 2
+        return sum(vals) / 2
+
+    multi = mean("multi", 1.0, "acc_adapt")
+    assert math.isclose(vs.multi_acc, multi)
+    for lam in vs.lambdas:
+        assert math.isclose(vs.adapt[lam]["mean"], mean("single", lam, "acc_adapt"))
+        assert math.isclose(vs.transfer[lam]["mean"], mean("single", lam, "acc_transfer"))
+        assert math.isclose(vs.max_rho[lam], mean("single", lam, "max_rho"))
+        assert math.isclose(vs.max_gamma[lam], mean("single", lam, "max_gamma"))
+        a1 = mean("single", 1.0, "acc_adapt")
+        expected = (mean("single", lam, "acc_adapt") - a1) / (multi - a1) if multi != a1 else float("nan")
+        assert vs.closed[lam] == pytest.approx(expected, nan_ok=True)
+    assert vs.closed[1.0] == 0.0 or math.isnan(vs.closed[1.0])
+    assert gap_closed(0.9, 0.7, 0.9) == 1.0 and math.isnan(gap_closed(0.8, 0.7, 0.7))
+    with pytest.raises(ValueError, match="view_noise_scale = 1.0"):
+        studies.summarise_view(table.filter(view_noise_scale=0.5))
+
+
+def test_outline_cells_and_plot_phase_diagram_reject_bad_arguments_naming_them():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = sweep({"tau": [0.1, 0.3], "mu_norm": [2.0, 6.0]}, seeds=[0], mode=["single", "multi"], base=TINY,
+                  progress=False)
+    pg = phase_grid(table, "tau", "mu_norm")
+    with pytest.raises(ValueError, match="annotate='numbers'"):
+        pd.plot_phase_diagram(pg, annotate="numbers")
+    fig, axes = pd.plot_phase_diagram(pg, annotate="none")
+    try:
+        with pytest.raises(ValueError, match=r"\(0.2, 2.0\) is not a cell"):
+            pd.outline_cells(axes[0], pg, [(0.2, 2.0)])
+        pd.outline_cells(axes[0], pg, [(0.3, 6.0)], label="one")
+        (patch,) = axes[0].patches
+        assert patch.get_x() < 0.3 < patch.get_x() + patch.get_width()  # the rectangle covers the cell
+        assert patch.get_y() < 6.0 < patch.get_y() + patch.get_height()
+    finally:
+        plt.close(fig)
+
+
+def test_t1_figure_marks_the_epochs_trained():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = sweep({"tau": [0.1, 0.2]}, seeds=[0], mode=["single", "multi"], base=TINY, progress=False)
+    fig, axes = pd.plot_t1_ratio({"t": table}, band=(1 / 3, 3.0), n_epochs=TINY.n_epochs)
+    try:
+        for ax in axes:
+            xs = [tuple(line.get_xdata()) for line in ax.get_lines()]
+            assert (TINY.n_epochs, TINY.n_epochs) in xs
+    finally:
+        plt.close(fig)

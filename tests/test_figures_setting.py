@@ -1,0 +1,65 @@
+"""mmcl.figures.setting: the similarity matrices of the chapter "The setting" equal Eq. (4) (and its
+two-modality version) written out neuron by neuron, in the label order the figure uses."""
+import pytest
+import torch
+
+import mmcl
+from mmcl.figures import setting
+
+
+@pytest.fixture(scope="module")
+def result(small_cfg):
+    return setting.trained_similarities(small_cfg.replace(n_epochs=5), seed=2)
+
+
+def _sim(W, Wp, a_patches, b_patches):
+    """(1/m) sum_r sum_p relu(<w_r, a_i^(p)>) relu(<w'_r, b_j^(p)>) for every pair (i, j): one outer
+    product per neuron and patch."""
+    m = W.shape[0]
+    return sum(torch.outer(torch.relu(a @ W[r]), torch.relu(b @ Wp[r]))
+               for r in range(m) for a, b in zip(a_patches, b_patches)) / m
+
+
+def test_order_and_labels(result):
+    y = result.data.y[result.order]
+    assert result.n_pos == int((result.data.y > 0).sum())
+    assert bool((y[: result.n_pos] > 0).all()) and bool((y[result.n_pos:] < 0).all())
+    for block in (result.order[: result.n_pos], result.order[result.n_pos:]):  # stable: indices increase
+        assert bool((block[1:] > block[:-1]).all())
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_similarities_are_eq4(result, mode):
+    d, cfg = result.data, result.cfg
+    x = [d.y[:, None] * d.mu, d.xi]
+    for epoch, (W, Wt) in {0: (d.W0, d.W0_tilde),
+                           cfg.n_epochs: (result.runs[mode].W, result.runs[mode].W_tilde)}.items():
+        if mode == "single":
+            expected = _sim(W, W, x, x)
+        else:
+            expected = _sim(W, Wt, x, [d.y[:, None] * d.mu_tilde, d.xi_tilde])
+        expected = expected[result.order][:, result.order]
+        got = result.sims[mode, epoch]
+        assert got.shape == (cfg.n, cfg.n)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-6)
+    assert not torch.equal(result.sims[mode, 0], result.sims[mode, cfg.n_epochs])  # training moved them
+
+
+def test_runs_are_the_gd_engine(result):
+    run = mmcl.simulate(result.cfg, result.data, "single", "gd", record_every=result.cfg.n_epochs)
+    assert torch.equal(run.W, result.runs["single"].W)
+
+
+def test_bad_arguments(small_cfg):
+    with pytest.raises(ValueError, match="seed"):
+        setting.trained_similarities(small_cfg, seed=-1)
+    with pytest.raises(ValueError, match="cfg"):
+        setting.trained_similarities({"n": 3})
+    with pytest.raises(ValueError, match="size"):
+        setting.config("huge")
+
+
+def test_sizes():
+    assert setting.config("default") == mmcl.SyntheticConfig()  # what the chapter trains
+    assert setting.config("full") == mmcl.SyntheticConfig()
+    assert setting.config("tiny").n_epochs < mmcl.SyntheticConfig().n_epochs

@@ -1,0 +1,90 @@
+"""Chapter "Side by side" (book/06_side_by_side.md): the computations behind its figures."""
+import pytest
+import torch
+
+import mmcl
+from mmcl.downstream.evaluation import evaluate, evaluate_all
+from mmcl.experiments.figure1 import (SWEEP_METRICS, compare_protocols, one_at_a_time, protocol_names,
+                                      sensitivity_sweep)
+from mmcl.figures import side_by_side
+
+CFG = mmcl.SyntheticConfig(d=300, d_tilde=250, n=24, m=10, M=10, n_epochs=30, n_test=60, n_heldout=200)
+
+
+@pytest.fixture(autouse=True)
+def _no_cache(monkeypatch):
+    monkeypatch.setenv("MMCL_CACHE", "0")
+
+
+def test_one_at_a_time_matches_direct_runs_value_by_value():
+    values, seeds = [0.1, 0.5], [0, 1]
+    out = one_at_a_time("tau", values, seeds, ("single", "multi"), base=CFG, record_every=CFG.n_epochs)
+    assert set(out) == {"single", "multi"}
+    for mode in ("single", "multi"):
+        assert set(out[mode]) == set(SWEEP_METRICS)
+        assert all(t.shape == (len(values), len(seeds)) and t.dtype == torch.float64 for t in out[mode].values())
+        for k, tau in enumerate(values):
+            cfg = CFG.replace(tau=tau)
+            for j, seed in enumerate(seeds):
+                traj = mmcl.simulate(cfg, mmcl.sample_synthetic(cfg, seed), mode, "recursion")
+                assert out[mode]["loss"][k, j].item() == pytest.approx(traj.loss[-1].item(), rel=1e-4)
+                assert out[mode]["gamma"][k, j].item() == pytest.approx(traj.gamma[-1].max().item(), rel=1e-4)
+                assert out[mode]["rho"][k, j].item() == pytest.approx(traj.rho[-1].max().item(), rel=1e-4)
+    # a temperature five times larger slows training down (step factor eta / (n m tau))
+    assert bool((out["multi"]["loss"][1] > out["multi"]["loss"][0]).all())
+
+
+def test_one_at_a_time_and_sensitivity_reject_bad_input():
+    with pytest.raises(ValueError, match="name"):
+        one_at_a_time(0.1, [0.1], [0], base=CFG)
+    with pytest.raises(ValueError, match="grid"):
+        sensitivity_sweep({}, [0], base=CFG)
+
+
+def test_sensitivity_sweep_varies_each_constant_alone():
+    grid = {"sigma0": [0.001, 0.01], "M": [2, 10]}
+    out = sensitivity_sweep(grid, [0], base=CFG)
+    assert set(out) == set(grid)
+    alone = one_at_a_time("M", [2, 10], [0], ("single", "multi"), base=CFG, record_every=CFG.n_epochs)
+    for mode in ("single", "multi"):
+        for k in SWEEP_METRICS:
+            if k != "t1":
+                torch.testing.assert_close(out["M"][mode][k], alone[mode][k])
+
+
+def test_protocol_names_and_their_validation():
+    assert protocol_names() == ["adapt", "adapt, in-sample", "transfer", "adapt, l2=0.0001", "adapt, l2=1"]
+    assert protocol_names((0.1, 3.0), 3.0) == ["adapt", "adapt, in-sample", "transfer", "adapt, l2=0.1"]
+    with pytest.raises(ValueError, match="default_l2"):
+        protocol_names((1e-4, 1.0), 1e-2)
+
+
+def test_compare_protocols_agrees_with_unbatched_evaluation():
+    seeds = [0, 1]
+    pc = compare_protocols(CFG, seeds)
+    assert pc.names == protocol_names() and pc.seeds == seeds
+    assert set(pc.accuracy) == {(n, m) for n in pc.names for m in ("single", "multi")}
+    for mode in ("single", "multi"):
+        for j, seed in enumerate(seeds):  # each seed alone, unbatched
+            data = mmcl.sample_synthetic(CFG, seed)
+            traj = mmcl.simulate(CFG, data, mode, "recursion")
+            ev = evaluate_all(traj, data)
+            assert pc.accuracy[("adapt", mode)][j].item() == pytest.approx(ev["adapt"].accuracy[-1].item(), abs=1e-6)
+            assert pc.accuracy[("adapt, in-sample", mode)][j].item() == pytest.approx(
+                ev["adapt"].fit_accuracy[-1].item(), abs=1e-6)
+            assert pc.accuracy[("transfer", mode)][j].item() == pytest.approx(
+                ev["transfer"].accuracy[-1].item(), abs=1e-6)
+            strong = evaluate(traj, data, "adapt", l2=1.0).accuracy[-1].item()
+            assert pc.accuracy[("adapt, l2=1", mode)][j].item() == pytest.approx(strong, abs=1e-6)
+    with pytest.raises(ValueError, match="seeds"):
+        compare_protocols(CFG, [])
+
+
+def test_sizes_default_is_what_the_chapter_computed():
+    assert side_by_side.config("default") == mmcl.SyntheticConfig() == side_by_side.config("full")
+    assert side_by_side.SEEDS["default"] == 5 and side_by_side.SEEDS["full"] == 20
+    assert side_by_side.SWEEP_SEEDS["default"] == 3 and side_by_side.SWEEP_SEEDS["full"] == 10
+    assert side_by_side.GRID["default"] == {"tau": [0.03, 0.1, 0.3, 1.0], "sigma0": [0.001, 0.003, 0.01, 0.03, 0.1],
+                                            "M": [5, 20, 45]}
+    tiny = side_by_side.config("tiny")
+    assert tiny.n_epochs < 200 and tiny.d < 2000
