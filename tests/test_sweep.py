@@ -49,6 +49,46 @@ def test_rescaled_unit_draw_equals_sample_synthetic_bit_for_bit(changes, dtype):
         _assert_same_draw(make_draw(cfg, seed, dtype=dtype), mmcl.sample_synthetic(cfg, seed, dtype=dtype))
 
 
+@pytest.mark.parametrize("changes", [{}, {"mu_norm": 3.0, "sigma_eps": 0.3, "M": 3, "d": 10 ** 7},
+                                     {"sigma_xi": 1.7, "sigma0": 0.2, "nu_norm": 0.5, "d_tilde": 10 ** 9}])
+def test_rescaled_unit_span_draw_equals_sample_synthetic_span_bit_for_bit(changes):
+    cfg = TINY.replace(**changes)
+    for seed in (0, 5):
+        a, b = make_draw(cfg, seed, dtype=torch.float64, span=True), mmcl.sample_synthetic(cfg, seed, dtype=torch.float64,
+                                                                                           span=True)
+        _assert_same_draw(a, b)
+        assert (a.d, a.d_tilde, a.width) == (cfg.d, cfg.d_tilde, 2 * cfg.n + cfg.m + 1)
+
+
+def test_span_sweep_over_d_costs_no_width_and_rows_equal_separate_span_runs():
+    grid = {"dim": [400, 10 ** 6, 10 ** 9], "tau": [0.1]}
+    table = sweep(grid, seeds=[0, 1], mode=["single", "multi"], base=TINY, dtype="float64", progress=False, span=True)
+    assert len(table) == 3 * 2 * 2
+    for row, cfg in zip(table.rows, table.configs):
+        assert cfg.d == row["dim"]
+        ref = _direct(cfg, row["seed"], row["mode"], span=True)
+        for k in ("loss", "max_gamma", "max_rho", "t1"):
+            assert _close(row[k], ref[k], 1e-9), (k, row, ref)
+        for p in ("adapt", "transfer"):
+            assert abs(row[f"acc_{p}"] - ref[f"acc_{p}"]) <= 1.0 / cfg.n_heldout + 1e-12
+    # the same grid without span draws at d = 400 is another draw: the cache must not serve one for the other
+    explicit = sweep({"dim": [400], "tau": [0.1]}, seeds=[0], mode="single", base=TINY, dtype="float64", progress=False)
+    ref = _direct(explicit.configs[0], 0, "single")
+    assert _close(explicit.rows[0]["max_rho"], ref["max_rho"], 1e-9)
+    span_row = next(r for r in table.rows if r["dim"] == 400 and r["seed"] == 0 and r["mode"] == "single")
+    assert not _close(explicit.rows[0]["max_rho"], span_row["max_rho"], 1e-6)
+
+
+def test_span_option_is_checked_and_keyed_only_when_set():
+    from mmcl.experiments.sweep.options import SweepConfig
+    from mmcl.experiments.sweep.runner import _cache_params
+
+    with pytest.raises(ValueError, match="SweepConfig.span"):
+        SweepConfig(span=1)
+    assert "span" not in _cache_params(TINY, 1.0, 0, "single", SweepConfig())  # explicit keys as before
+    assert _cache_params(TINY, 1.0, 0, "single", SweepConfig(span=True))["span"] is True
+
+
 @pytest.mark.parametrize("lam", [0.0, 0.3, 2.0])
 def test_denoised_view_positive_noise_patch_is_lambda_times_xi_plus_eps(lam):
     cfg = TINY.replace(sigma_eps=0.4)
@@ -60,9 +100,9 @@ def test_denoised_view_positive_noise_patch_is_lambda_times_xi_plus_eps(lam):
     assert torch.equal(make_draw(cfg, 1, 1.0, dtype=torch.float64).eps, plain.eps)  # lambda = 1 is Eq. (5)
 
 
-def _direct(cfg, seed, mode, lam=1.0, protocols=("adapt", "transfer"), dtype=torch.float64):
+def _direct(cfg, seed, mode, lam=1.0, protocols=("adapt", "transfer"), dtype=torch.float64, span=False):
     """One run the plain way: sample_synthetic, simulate, evaluate_all, measured_t1."""
-    data = mmcl.sample_synthetic(cfg, seed, dtype=dtype)
+    data = mmcl.sample_synthetic(cfg, seed, dtype=dtype, span=span)
     if lam != 1.0:
         data = denoised_view(data, lam)
     traj = mmcl.simulate(cfg, data, mode, "recursion")
@@ -356,3 +396,20 @@ def test_cli_rejects_bad_sweep_files(tmp_path, capsys, text, match):
         main(["sweep", str(cfg), "--out", str(tmp_path / "out")])
     assert exc.value.code == 2
     assert match in capsys.readouterr().err
+
+
+def test_cli_sweep_takes_span_draws_from_the_file(tmp_path):
+    cfg = tmp_path / "s.toml"
+    text = TOML.replace("protocols = [\"adapt\"]", "protocols = [\"adapt\"]\nspan = true")
+    cfg.write_text(text.replace("d = 120\nd_tilde = 100", "d = 100000000\nd_tilde = 100000000"))
+    assert main(["sweep", str(cfg), "--out", str(tmp_path / "out")]) == 0
+    with open(tmp_path / "out" / "sweep.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 16
+    # (an explicit draw at d = 10^8 would hold 2.4 x 10^9 noise entries per run); a row equals its span run
+    base = TINY.replace(d=10 ** 8, d_tilde=10 ** 8, n_epochs=40, n_heldout=100)
+    r = next(r for r in rows if r["mode"] == "single" and r["seed"] == "0" and float(r["tau"]) == 0.1
+             and float(r["snr"]) == 0.2)
+    run = next(c for c in sweep({"tau": [0.1], "snr": [0.2], "c_mu": [3.0]}, seeds=[0], mode="single", base=base,
+                                protocols=("adapt",), span=True, progress=False).rows)
+    assert _close(float(r["max_rho"]), run["max_rho"], 1e-6)

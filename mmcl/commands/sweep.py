@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-_SWEEP_KEYS = {"seeds", "modes", "engine", "dtype", "device", "batch_size", "memory_mb", "protocols", "t1_level",
+_SWEEP_KEYS = {"seeds", "modes", "engine", "dtype", "device", "batch_size", "memory_mb", "protocols", "t1_level", "span",
                "record_every", "score_init"}
 _PLOT_KEYS = {"x", "y", "value", "name", "xlog", "ylog", "title", "filter"}
 

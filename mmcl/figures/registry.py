@@ -39,6 +39,7 @@ MODULES = (
     "mmcl.figures.assumptions",
     "mmcl.figures.coloredmnist",
     "mmcl.figures.phase_diagrams",
+    "mmcl.figures.theorems_regime",
     "mmcl.figures.matrix_factorisation",
     "mmcl.figures.alternating_gd",
 )

@@ -101,8 +101,8 @@ def without_cross_terms(data: SyntheticData) -> SyntheticData:
     is kept.  Needs ``n + 1 <= d``; batched data is handled draw by draw."""
     if not isinstance(data, SyntheticData):
         raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
-    if data.n + 1 > data.d:
-        raise ValueError(f"without_cross_terms needs n + 1 <= d, got n={data.n}, d={data.d}")
+    if data.n + 1 > data.width:
+        raise ValueError(f"without_cross_terms needs n + 1 <= d, got n={data.n} and tensors of width {data.width}")
     if data.batched:
         return SyntheticData.stack([without_cross_terms(data[b]) for b in range(data.batch_size)])
     f64 = torch.float64
@@ -114,7 +114,7 @@ def without_cross_terms(data: SyntheticData) -> SyntheticData:
     xi = (Qm[:, 1:] * (sign * norms)).T.to(data.dtype)  # (n, d)
     fields = {name: getattr(data, name) for name in SyntheticData._SPEC}
     fields["xi"] = xi
-    return SyntheticData(**fields, ood=data.ood)
+    return SyntheticData(**fields, ood=data.ood, **data._nominal())
 
 
 # --------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from mmcl._utils import check_number, resolve_device, resolve_dtype
+from mmcl._utils import check_bool, check_number, resolve_device, resolve_dtype
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic
 
@@ -55,16 +55,17 @@ class _UnitDraws:
         value, memo, _ = self._lru[key]
         return value, memo
 
-    def train(self, cfg: SyntheticConfig, seed: int) -> Tuple[SyntheticData, dict]:
+    def train(self, cfg: SyntheticConfig, seed: int, span: bool = False) -> Tuple[SyntheticData, dict]:
         """The unit training draw (no OOD set) of ``cfg``'s shape and ``seed``, and its memo."""
-        key = ("train", cfg.n, cfg.d, cfg.d_tilde, cfg.m, cfg.balanced, None if cfg.balanced else cfg.M, seed)
-        return self._get(key,
-                         lambda: sample_synthetic(_unit_config(cfg), seed, dtype=torch.float64, with_ood=False))
+        key = ("train", cfg.n, cfg.d, cfg.d_tilde, cfg.m, cfg.balanced, None if cfg.balanced else cfg.M, seed, span)
+        return self._get(key, lambda: sample_synthetic(_unit_config(cfg), seed, dtype=torch.float64,
+                                                       with_ood=False, span=span))
 
-    def ood(self, cfg: SyntheticConfig, seed: int) -> Tuple[OODData, dict]:
-        """The unit OOD set of ``cfg``'s ``d``, ``n_test``, ``n_heldout`` and ``seed``, and its memo."""
-        key = ("ood", cfg.d, cfg.n_test, cfg.n_heldout, seed)
-        return self._get(key, lambda: sample_ood(_unit_config(cfg), seed, dtype=torch.float64))
+    def ood(self, cfg: SyntheticConfig, seed: int, span: bool = False) -> Tuple[OODData, dict]:
+        """The unit OOD set of ``cfg``'s ``d``, ``n_test``, ``n_heldout`` and ``seed`` (and, for a span
+        draw, of ``n`` and ``m``, which set the basis' width), and its memo."""
+        key = ("ood", cfg.d, cfg.n_test, cfg.n_heldout, seed) + ((cfg.n, cfg.m) if span else ())
+        return self._get(key, lambda: sample_ood(_unit_config(cfg), seed, dtype=torch.float64, span=span))
 
 
 def denoised_view(data: SyntheticData, view_noise_scale: float) -> SyntheticData:
@@ -80,13 +81,15 @@ def denoised_view(data: SyntheticData, view_noise_scale: float) -> SyntheticData
 
 
 def make_draw(cfg: SyntheticConfig, seed: int, view_noise_scale: float = 1.0, *, dtype=torch.float32,
-              device="cpu", units: Optional[_UnitDraws] = None) -> SyntheticData:
-    """The draw ``sample_synthetic(cfg, seed)`` (identical bit for bit), made by rescaling a unit
-    draw of the same shape and seed (see ``mmcl.experiments.sweep.draws``), with the denoised view of
-    ``view_noise_scale`` applied.  ``units`` reuses unit draws across calls."""
+              device="cpu", units: Optional[_UnitDraws] = None, span: bool = False) -> SyntheticData:
+    """The draw ``sample_synthetic(cfg, seed, span=span)`` (identical bit for bit), made by rescaling
+    a unit draw of the same shape and seed (see ``mmcl.experiments.sweep.draws``), with the denoised
+    view of ``view_noise_scale`` applied.  ``units`` reuses unit draws across calls.  A span draw
+    rescales the same way: its coordinates are the unit coordinates times each vector's scale."""
+    check_bool("span", span)
     units = units if units is not None else _UnitDraws()
-    u, memo = units.train(cfg, seed)
-    uo, memo_ood = units.ood(cfg, seed)
+    u, memo = units.train(cfg, seed, span)
+    uo, memo_ood = units.ood(cfg, seed, span)
     dtype, device = resolve_dtype(dtype), resolve_device(device)
 
     def scaled(name: str, t: torch.Tensor, scale: Optional[float], store=memo) -> torch.Tensor:
@@ -113,4 +116,4 @@ def make_draw(cfg: SyntheticConfig, seed: int, view_noise_scale: float = 1.0, *,
                          xi=scaled("xi", u.xi, cfg.sigma_xi), eps=eps, negatives=neg,
                          W0=scaled("W0", u.W0, cfg.sigma0), mu_tilde=scaled("mu_tilde", u.mu_tilde, cfg.mu_tilde_norm),
                          xi_tilde=scaled("xi_tilde", u.xi_tilde, cfg.sigma_xi_tilde),
-                         W0_tilde=scaled("W0_tilde", u.W0_tilde, cfg.sigma0), ood=ood)
+                         W0_tilde=scaled("W0_tilde", u.W0_tilde, cfg.sigma0), ood=ood, **u._nominal())

@@ -28,6 +28,7 @@ class SweepConfig:
     t1_level: float = 1.0  # level of measured_t1: the Omega(1) of Lemmas 5.2/5.4, operationally
     record_every: int = 1  # T1 is measured every k steps (and at the last): a multiple of k
     score_init: bool = False  # also score the initial features (step 0): columns acc_<protocol>_init
+    span: bool = False  # draw each run in the basis of its span (mmcl.model.span): exact in law, cost free of d
     cache: bool = True  # read and write the on-disk cache (MMCL_CACHE=0 also disables it)
     progress: bool = True  # a tqdm progress bar over the runs
 
@@ -48,5 +49,5 @@ class SweepConfig:
         object.__setattr__(self, "protocols", protocols)
         check_number("SweepConfig.t1_level", self.t1_level, 0)
         check_int("SweepConfig.record_every", self.record_every)
-        for name in ("cache", "progress", "score_init"):
+        for name in ("cache", "progress", "score_init", "span"):
             check_bool(f"SweepConfig.{name}", getattr(self, name))

@@ -50,9 +50,12 @@ def _canonical(run: _Run) -> Tuple[SyntheticConfig, float]:
 
 
 def _cache_params(cfg: SyntheticConfig, view: float, seed: int, mode: str, opts: SweepConfig) -> dict:
-    return {"format": _CACHE_FORMAT, "cfg": dataclasses.asdict(cfg), "view_noise_scale": view, "seed": seed,
-            "mode": mode, "engine": opts.engine, "dtype": opts.dtype, "protocols": list(opts.protocols),
-            "t1_level": opts.t1_level, "record_every": opts.record_every, "score_init": opts.score_init}
+    params = {"format": _CACHE_FORMAT, "cfg": dataclasses.asdict(cfg), "view_noise_scale": view, "seed": seed,
+              "mode": mode, "engine": opts.engine, "dtype": opts.dtype, "protocols": list(opts.protocols),
+              "t1_level": opts.t1_level, "record_every": opts.record_every, "score_init": opts.score_init}
+    if opts.span:  # a span draw is another draw of the seed; explicit runs keep the keys they always had
+        params["span"] = True
+    return params
 
 
 @dataclass
@@ -68,8 +71,11 @@ class _BatchSpec:
 
 
 def _bytes_per_run(cfg: SyntheticConfig, mode: str, opts: SweepConfig) -> int:
-    """Rough memory of one run in a batch: data, recorded coefficients, evaluation temporaries."""
+    """Rough memory of one run in a batch: data, recorded coefficients, evaluation temporaries.
+    A span draw's tensors are as wide as its basis (at most ``2n + m + 2`` and ``n + m + 2``), not ``d``."""
     size = 8 if opts.dtype == "float64" else 4
+    if opts.span:
+        cfg = _Widths(cfg, d=min(cfg.d, 2 * cfg.n + cfg.m + 2), d_tilde=min(cfg.d_tilde, cfg.n + cfg.m + 2))
     ood = (cfg.n_test + cfg.n_heldout) * cfg.d
     data = 2 * cfg.n * cfg.d + cfg.m * cfg.d + ood + cfg.n * cfg.n
     traj = 2 * (cfg.m + cfg.m * cfg.n) + cfg.n_epochs + cfg.n_epochs // opts.record_every + 2  # 2 states, loss, T1 stat
@@ -82,6 +88,13 @@ def _bytes_per_run(cfg: SyntheticConfig, mode: str, opts: SweepConfig) -> int:
         data += 4 * cfg.m * max(cfg.d, cfg.d_tilde)
     evals = (cfg.n_test + cfg.n_heldout) * (cfg.n + 2 * cfg.m) * 2
     return size * (data + traj + evals + 8 * cfg.n * cfg.n)
+
+
+class _Widths:
+    """A config's sizes with ``d``/``d_tilde`` replaced by the widths of its tensors (for estimates)."""
+
+    def __init__(self, cfg: SyntheticConfig, d: int, d_tilde: int):
+        self.__dict__.update(dataclasses.asdict(cfg), d=d, d_tilde=d_tilde)
 
 
 def _metrics_nan(opts: SweepConfig, t1f: float) -> dict:
@@ -122,7 +135,7 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
     units = units if units is not None else _UnitDraws()
     opts = spec.opts
     dtype = resolve_dtype(opts.dtype)
-    draws = [make_draw(c, s, v, dtype=dtype, device=spec.device, units=units)
+    draws = [make_draw(c, s, v, dtype=dtype, device=spec.device, units=units, span=opts.span)
              for c, s, v in zip(spec.cfgs, spec.seeds, spec.views)]
     # the OOD sets are not stacked: runs that share one (same seed and scales) are scored against
     # it by broadcasting, below; a single-modal run never reads the second modality
@@ -258,7 +271,9 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
 
     # group by shape and mode; within a group order by seed (unit draws are shared per seed)
     # (the recursion batches different d, d~ together: see _run_batch)
-    shape_fields = [f for f in _SHAPE_FIELDS if opts.engine != "recursion" or f not in ("d", "d_tilde")]
+    # (span draws are never padded: their tensors are as wide as their basis, whatever d, and a batch holds
+    # one nominal d, so they are grouped by d as well)
+    shape_fields = [f for f in _SHAPE_FIELDS if opts.engine != "recursion" or opts.span or f not in ("d", "d_tilde")]
     groups: Dict[tuple, List[tuple]] = collections.OrderedDict()
     for k in todo:
         cfg, _, seed, m = k
