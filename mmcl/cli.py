@@ -2,7 +2,7 @@
 
 ``mmcl figure NAME --out DIR`` makes any figure of the book without building it (``mmcl figure
 --list`` lists them; ``mmcl figure fig1 --seeds 5`` is the paper's Figure 1 with its own options);
-the other subcommands (ColoredMNIST, sweeps, notebooks) register themselves in :data:`COMMANDS`.
+the other subcommands (ColoredMNIST, sweeps, notebooks) register themselves in ``COMMANDS``.
 """
 from __future__ import annotations
 
@@ -64,7 +64,8 @@ def _run_figure(args) -> int:
 def _figure1(args):
     """``mmcl figure fig1``: Figure 1 with a chosen number of seeds, engine and precision."""
     from mmcl.model.config import SyntheticConfig
-    from mmcl.experiments.figure1 import plot_figure1, run_figure1
+    from mmcl.experiments.figure1 import run_figure1
+    from mmcl.figures.reading_guide import plot_figure1
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")

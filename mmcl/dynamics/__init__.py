@@ -1,6 +1,6 @@
 """Gradient descent on the InfoNCE losses and the coefficient recursions (Sec. 3, Sec. 5).
 
-One entry point, :func:`simulate`, three engines that must agree:
+One entry point, :func:`~mmcl.dynamics.engines.simulate`, three engines that must agree:
 
 * ``"gd"`` -- the closed-form updates of Eq. (7) (single-modal) and Eq. (10) (multi-modal) on
   the weight matrices ``W (m, d)``; the coefficients ``gamma``/``rho`` are the components of

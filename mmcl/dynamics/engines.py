@@ -1,4 +1,4 @@
-"""The three engines behind :func:`simulate`: ``gd``, ``recursion`` (both on the step of
+"""The three engines behind :func:`~mmcl.dynamics.engines.simulate`: ``gd``, ``recursion`` (both on the step of
 :mod:`mmcl.dynamics.kernel`) and ``autograd`` (on the losses of :mod:`mmcl.model.losses`)."""
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     ``engine``: ``"gd"`` (Eqs. 7/10), ``"autograd"`` (backward on Eqs. 6/9) or ``"recursion"``
     (Lemmas 5.1/5.3).  ``data`` may be a batch (leading ``B``); ``cfg`` may then be a list of
     configs, one per draw, differing in ``lr`` and ``tau``.  ``dtype``/``device`` default to the
-    data's (float32 from :func:`mmcl.model.data.sample_synthetic`).  Raises :class:`DivergenceError` with the step
+    data's (float32 from :func:`mmcl.model.data.sample_synthetic`).  Raises :class:`~mmcl.dynamics.trajectory.DivergenceError` with the step
     number if the loss stops being finite.
 
     ``record_every``: the states ``gamma``/``rho`` are recorded every ``k`` steps and at the last.

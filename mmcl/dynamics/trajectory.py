@@ -20,7 +20,7 @@ class DivergenceError(FloatingPointError):
 
 @dataclass
 class Trajectory:
-    """A run of :func:`simulate`.  Shapes are for one draw; a batched run adds a leading ``B``.
+    """A run of :func:`~mmcl.dynamics.engines.simulate`.  Shapes are for one draw; a batched run adds a leading ``B``.
 
     ``steps (K,)`` are the recorded steps (every step by default, so ``K = T + 1``):
 

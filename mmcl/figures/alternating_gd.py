@@ -17,7 +17,7 @@ import functools
 import torch
 
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl.wider import agd
 from mmcl.wider import factorisation as fz
 from mmcl.wider import graphs

@@ -16,11 +16,12 @@ from typing import Dict, List
 
 import torch
 
+from mmcl._utils import check_int, check_number
 from mmcl.dynamics import simulate
 from mmcl.dynamics.trajectory import Trajectory
 from mmcl.experiments.figure1 import final_metrics, one_at_a_time
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.proofs import assumptions as A
@@ -64,10 +65,8 @@ def anticoncentration_curves(n_points: int = 400, r_max: float = 2.5) -> Anticon
     (:func:`~mmcl.proofs.assumptions.anticoncentration_probability`,
     :func:`~mmcl.proofs.assumptions.anticoncentration_bound`,
     :func:`~mmcl.proofs.assumptions.anticoncentration_vacuous_from`)."""
-    if isinstance(n_points, bool) or not isinstance(n_points, int) or n_points < 2:
-        raise ValueError(f"n_points must be an integer >= 2, got {n_points!r}")
-    if isinstance(r_max, bool) or not isinstance(r_max, (int, float)) or not 0 < r_max < math.inf:
-        raise ValueError(f"r_max must be a finite number > 0, got {r_max!r}")
+    check_int("n_points", n_points, 2)
+    check_number("r_max", r_max, 0)
     r = torch.linspace(0, r_max, n_points, dtype=torch.float64)[1:]  # c / sigma
     return AnticoncentrationCurves(r=r, exact=A.anticoncentration_probability(r, 1.0),
                                    corrected=A.anticoncentration_bound(r, 1.0, factor=1.0),

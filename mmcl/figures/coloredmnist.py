@@ -24,12 +24,12 @@ from mmcl.experiments.coloredmnist.runs import ABLATIONS, RUNS
 from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result, run_table1
 from mmcl.experiments.coloredmnist.train import TrainConfig
 from mmcl.figures.registry import SIZES, FigureSpec
-from mmcl.figures.style import COLORS, save_figure, style
+from mmcl.figures.theme import COLORS, save_figure, style
 
 __all__ = ["SETTINGS", "LABELS", "RUN_LABELS", "data_config", "train_config", "samples_data", "table1_result",
            "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2", "FIGURES"]
 
-#: Per size: the number of seeds (0..N-1), the runs (None: every run of ``RUNS`` and
+#: Per size, the number of seeds (``0..N-1``), the runs (None: every run of ``RUNS`` and
 #: ``ABLATIONS``) and the departures from
 #: :class:`~mmcl.experiments.coloredmnist.data.ColoredMNISTConfig` (``"data"``) and
 #: :class:`~mmcl.experiments.coloredmnist.train.TrainConfig` (``"train"``).  ``"default"`` is what

@@ -14,7 +14,7 @@ from typing import List
 import torch
 
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.dynamics import Trajectory, simulate
@@ -23,7 +23,7 @@ from mmcl.proofs import multi_stage1 as sync
 __all__ = ["SEEDS", "MultimodalRuns", "multimodal_runs", "stage1_end", "noise_cases", "draw_synchronisation",
            "draw_stage1", "draw_noise", "FIGURES"]
 
-#: seeds per size: the chapter runs 5 (20 with ``MMCL_BOOK_FULL=1``); ``"tiny"`` is for the tests
+#: Seeds per size (the chapter runs 5 (20 with ``MMCL_BOOK_FULL=1``), ``"tiny"`` for the tests)
 SEEDS = {"tiny": 1, "default": 5, "full": 20}
 _TINY_EPOCHS = 100  # "tiny" also stops after 100 steps (Lemma 5.4's T1 is 86)
 _CHAPTER, _LABEL = "05_multimodal", "sec-multimodal"

@@ -15,7 +15,7 @@ from typing import List
 import torch
 
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.dynamics import Trajectory, simulate
@@ -27,7 +27,7 @@ from mmcl.proofs.single_stage2 import ComparatorConfig
 __all__ = ["SEEDS", "EPSILON", "MultiStage2Run", "stage2_run", "Stage2Chains", "chains", "draw_margins",
            "draw_telescoping", "draw_scales", "FIGURES"]
 
-#: seeds per size: the chapter runs 5 (20 with ``MMCL_BOOK_FULL=1``); ``"tiny"`` is for the tests
+#: the seeds of each size (the chapter runs 5, 20 with ``MMCL_BOOK_FULL=1``; ``"tiny"`` is for the tests)
 SEEDS = {"tiny": 1, "default": 5, "full": 20}
 _TINY_EPOCHS = 110  # "tiny" also stops after 110 steps (stage 2 starts at T1 = 87)
 #: the target ``eps`` of the comparators (the chapter's ``ComparatorConfig(epsilon=0.01)``)
@@ -175,7 +175,7 @@ def draw_telescoping(ch: Stage2Chains, cfg: SyntheticConfig):
         ax.set_yscale("log")
         ax.set_xlabel("step t")
         ax.set_title("Lemma D.15: telescoped bound")
-        ax.legend(loc="center right", fontsize=9)
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.3), fontsize=9)
     return fig
 
 

@@ -28,7 +28,7 @@ from mmcl.experiments.sweep.phase import PhaseGrid, phase_grid
 from mmcl.experiments.sweep.studies import MODES, ViewSummary, run_study, study_base, study_grid, summarise_view
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl._utils import check_number
 from mmcl.proofs.assumptions import N_SNR2_MULTI_MIN, N_SNR2_SINGLE_MAX
 from mmcl.proofs.predictions import C_MU_THRESHOLD, stage1_race

@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional
 
 __all__ = ["SIZES", "MODULES", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
 
-#: The sizes a figure can be made at: "tiny" (seconds), "default" (the book on a CPU), "full" (MMCL_BOOK_FULL=1).
+#: The sizes a figure can be made at, "tiny" (seconds), "default" (the book on a CPU) and "full" (MMCL_BOOK_FULL=1).
 SIZES = ("tiny", "default", "full")
 
 #: The chapters' figure modules, in the book's order.
@@ -35,6 +35,7 @@ MODULES = (
     "mmcl.figures.single_stage2",
     "mmcl.figures.multimodal",
     "mmcl.figures.multimodal_stage2",
+    "mmcl.figures.downstream",
     "mmcl.figures.side_by_side",
     "mmcl.figures.assumptions",
     "mmcl.figures.coloredmnist",
@@ -110,7 +111,7 @@ def save(name: str, out_dir, size: str = "default", device: Optional[str] = None
     """Draw the figure ``name`` and write ``name.{pdf,svg,png}`` into ``out_dir``; returns the paths."""
     import matplotlib.pyplot as plt
 
-    from mmcl.figures.style import save_figure
+    from mmcl.figures.theme import save_figure
 
     fig = make(name, size, device)
     try:

@@ -16,7 +16,7 @@ import torch
 from mmcl._utils import check_int
 from mmcl.dynamics import Trajectory, simulate
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import style
+from mmcl.figures.theme import style
 from mmcl.model import losses
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic

@@ -6,7 +6,7 @@ The computations are :func:`mmcl.experiments.figure1.run_figure1`,
 :func:`mmcl.experiments.figure1.compare_protocols`; this module holds their sizes (``SEEDS``,
 ``SWEEP_SEEDS``, ``GRID``), caches their results per ``(size, device)`` and draws them
 (:func:`plot_sensitivity`, :func:`plot_protocols`; Figure 1 itself is
-:func:`mmcl.experiments.figure1.plot_figure1`)."""
+:func:`mmcl.figures.reading_guide.plot_figure1`)."""
 from __future__ import annotations
 
 import functools
@@ -15,10 +15,10 @@ from typing import Dict, List
 
 import torch
 
-from mmcl.experiments.figure1 import (Figure1Result, ProtocolComparison, compare_protocols, plot_figure1,
-                                      run_figure1, sensitivity_sweep)
+from mmcl.figures.reading_guide import plot_figure1
+from mmcl.experiments.figure1 import (Figure1Result, ProtocolComparison, compare_protocols, run_figure1, sensitivity_sweep)
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 
 __all__ = ["SEEDS", "SWEEP_SEEDS", "GRID", "EVAL_EVERY", "config", "figure1_result", "Sensitivity",

@@ -19,7 +19,7 @@ import torch
 
 from mmcl.dynamics import simulate
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.proofs import single_stage1 as dg

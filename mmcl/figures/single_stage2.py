@@ -15,7 +15,7 @@ from typing import Dict, List
 import torch
 
 from mmcl.figures.registry import FigureSpec
-from mmcl.figures.style import COLORS, style
+from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.dynamics import Trajectory, simulate

@@ -22,7 +22,11 @@ class SyntheticConfig:
 
     Data (Eqs. 1, 2, 5): ``x = [y mu, xi]``, ``x+ = [y mu, xi + eps]`` and, for the second
     modality, ``x~ = [y mu~, xi~]``; the OOD downstream input is ``[y nu, zeta]``.
-    ``mu`` and ``nu`` lie along e1 of modality 1, ``mu~`` along e2 of modality 2 (Sec. 6).
+    ``mu`` lies along e1 of modality 1, ``mu~`` along e2 of modality 2 (Sec. 6).  ``nu`` is
+    ``nu_norm (nu_cos e1 + sqrt(1 - nu_cos^2) e2)`` in modality 1, whose e2 nothing else uses: the
+    default ``nu_cos = 1`` is the paper's ``nu = 2 e1``, parallel to ``mu``; a smaller ``nu_cos``
+    tilts ``nu`` away from ``mu`` at the same norm (Sec. 3.3 asks ``<nu, mu> = O(||mu||^2/sqrt(d))``,
+    see ``nu_condition``).
     """
 
     # --- dimensions (Sec. 6) ---
@@ -39,6 +43,7 @@ class SyntheticConfig:
     mu_norm: float = 5.0  # ||mu||, mu = 5 e1
     mu_tilde_norm: float = 15.0  # ||mu~||, mu~ = 15 e2, so C_mu = 3
     nu_norm: float = 2.0  # ||nu||, nu = 2 e1 (OOD signal)
+    nu_cos: float = 1.0  # cos(nu, mu): nu = nu_norm (nu_cos e1 + sqrt(1 - nu_cos^2) e2); 1 = the paper's (ours to vary)
     sigma_xi: float = 1.0  # std of the noise patch xi (and of the OOD noise zeta)
     sigma_xi_tilde: float = 1.0  # std of the noise patch xi~ of modality 2
     sigma_eps: float = 0.1  # std of the augmentation noise eps, i.e. N(0, 0.01 I)
@@ -54,6 +59,7 @@ class SyntheticConfig:
         for name in ("lr", "mu_norm", "mu_tilde_norm", "nu_norm", "sigma_xi", "sigma_xi_tilde",
                      "sigma_eps", "tau", "sigma0"):
             check_number(f"SyntheticConfig.{name}", getattr(self, name), low=0)
+        check_number("SyntheticConfig.nu_cos", self.nu_cos, -1, 1, low_closed=True, high_closed=True)
         check_bool("SyntheticConfig.balanced", self.balanced)
         if self.d < 2 or self.d_tilde < 2:
             raise ValueError(
@@ -84,6 +90,25 @@ class SyntheticConfig:
         """``sigma0 sigma_xi sqrt(d)``: the typical size of an initial noise preactivation
         ``<w_r(0), xi_i>``, which Assumption 4.1(3) bounds by ``O~(1)``."""
         return self.sigma0 * self.sigma_xi * math.sqrt(self.d)
+
+    @property
+    def nu_sin(self) -> float:
+        """``sqrt(1 - nu_cos^2)``: the share of ``nu`` along the direction orthogonal to ``mu``
+        (e2 of modality 1), exactly 0 at the default ``nu_cos = 1``."""
+        return math.sqrt(1.0 - self.nu_cos * self.nu_cos)
+
+    @property
+    def nu_mu(self) -> float:
+        """``<nu, mu> = ||nu|| ||mu|| nu_cos`` (10 at Figure 1's ``nu = 2 e1``, ``mu = 5 e1``)."""
+        return self.nu_norm * self.mu_norm * self.nu_cos
+
+    @property
+    def nu_condition(self) -> float:
+        """``|<nu, mu>| / (||mu||^2 / sqrt(d))``: the ratio that the OOD signal's condition of
+        Sec. 3.3, ``<nu, mu> = O(||mu||^2 d^(-1/2))``, asks to stay of order 1 (at most a constant,
+        as ``d`` grows).  At Figure 1's settings it is ``10 / 0.559 = 17.9``; ``nu_cos`` at most
+        ``||mu|| / (||nu|| sqrt(d))`` brings it to 1 or below."""
+        return abs(self.nu_mu) / (self.mu_norm ** 2 / math.sqrt(self.d))
 
     @property
     def c_mu(self) -> float:

@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from mmcl._utils import check_bool, resolve_device, resolve_dtype
+from mmcl._utils import check_bool, check_int, resolve_device, resolve_dtype
 from mmcl.model.config import SyntheticConfig
 from mmcl.model import span as _span
 
@@ -202,7 +202,7 @@ class SyntheticData:
 
     @property
     def d(self) -> int:
-        """The dimension of modality 1: ``d_nominal`` for a span draw, else the tensors' width."""
+        """Dimension of modality 1 (``d_nominal`` for a span draw, else the tensors' width)."""
         return self.d_nominal if self.d_nominal is not None else self.mu.shape[-1]
 
     @property
@@ -352,11 +352,15 @@ def _hard_negatives(y: torch.Tensor, M: int, gen: torch.Generator) -> torch.Tens
 
 
 # the fixed vectors of each modality by their first standard coordinates (Sec. 6): mu = ||mu|| e1
-# and nu = ||nu|| e1 in modality 1, mu~ = ||mu~|| e2 in modality 2.  A span draw takes them from
-# here, so a configuration whose nu has a part orthogonal to mu only has to change _fixed_1.
+# and nu = ||nu|| (nu_cos e1 + nu_sin e2) in modality 1 (the paper's nu = ||nu|| e1 at nu_cos = 1),
+# mu~ = ||mu~|| e2 in modality 2.  A span draw takes them from here (and sample_ood's explicit nu).
 def _fixed_1(cfg: SyntheticConfig) -> torch.Tensor:
-    """``[mu; nu]`` of modality 1 by their first coordinates, ``(2, 1)``."""
-    return torch.tensor([[cfg.mu_norm], [cfg.nu_norm]], dtype=torch.float64)
+    """``[mu; nu]`` of modality 1 by their first coordinates: ``(2, 1)`` when ``nu`` is along
+    ``mu`` (``nu_sin = 0``, the paper's), else ``(2, 2)`` (``nu``'s part along e2)."""
+    if cfg.nu_sin == 0.0:
+        return torch.tensor([[cfg.mu_norm], [cfg.nu_norm * cfg.nu_cos]], dtype=torch.float64)
+    return torch.tensor([[cfg.mu_norm, 0.0], [cfg.nu_norm * cfg.nu_cos, cfg.nu_norm * cfg.nu_sin]],
+                        dtype=torch.float64)
 
 
 def _fixed_2(cfg: SyntheticConfig) -> torch.Tensor:
@@ -370,7 +374,9 @@ def _ood_gen(seed: int) -> torch.Generator:
 
 def sample_ood(cfg: SyntheticConfig, seed: int, *, dtype=torch.float32, device="cpu", span: bool = False) -> OODData:
     """The OOD downstream set ``[y nu, zeta]`` (Sec. 6): ``n_test`` samples to fit a head on and
-    ``n_heldout`` fresh ones to score it.  Labels are i.i.d. Rademacher.
+    ``n_heldout`` fresh ones to score it.  Labels are i.i.d. Rademacher.  ``nu = nu_norm (nu_cos e1
+    + sqrt(1 - nu_cos^2) e2)`` (``cfg.nu_cos``; the paper's ``nu = nu_norm e1`` by default); the
+    explicit draw's random tensors do not depend on ``nu_cos``.
 
     ``span=True``: ``nu`` and ``zeta`` by their coordinates in the basis of modality 1's span that
     ``sample_synthetic(cfg, seed, span=True)`` uses (``zeta``'s are i.i.d. ``N(0, sigma_xi^2)``,
@@ -384,7 +390,8 @@ def sample_ood(cfg: SyntheticConfig, seed: int, *, dtype=torch.float32, device="
     else:
         width = cfg.d
         nu = torch.zeros(cfg.d, dtype=torch.float64)
-        nu[0] = cfg.nu_norm
+        coords = _fixed_1(cfg)[1]  # nu by its first coordinates (e1, and e2 when tilted)
+        nu[:coords.shape[0]] = coords
     y_fit = torch.randint(0, 2, (cfg.n_test,), generator=gen).to(torch.float64) * 2 - 1
     zeta_fit = torch.randn(cfg.n_test, width, generator=gen, dtype=torch.float64) * cfg.sigma_xi
     y_eval = torch.randint(0, 2, (cfg.n_heldout,), generator=gen).to(torch.float64) * 2 - 1
@@ -412,8 +419,7 @@ def sample_synthetic(cfg: SyntheticConfig, seed: int = 0, *, dtype=torch.float32
     """
     if not isinstance(cfg, SyntheticConfig):
         raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    check_int("seed", seed, 0)
     check_bool("span", span)
     dtype = resolve_dtype(dtype)
     device = resolve_device(device)

@@ -144,7 +144,7 @@ def sample_span_modality(fixed: torch.Tensor, sigmas: Sequence[float], d: int,
     along = torch.randn(k, c, generator=gen, dtype=_F64)  # components along the fixed directions
     # the Bartlett factor transposed (row j = column j of R): N(0, 1) below the diagonal ...
     Rt = torch.randn(k, k, generator=gen, dtype=_F64).tril_(-1)
-    df = (d - c) - torch.arange(k, dtype=_F64)  # ... and sqrt(chi^2_{d-c-j}), j = 0..k-1, on it
+    df = float(d - c) - torch.arange(k, dtype=_F64)  # ... and sqrt(chi^2_{d-c-j}), j = 0..k-1, on it
     Rt.diagonal().copy_(sample_chi2(df, gen).sqrt())
     G = torch.cat([along, Rt], 1).mul_(sig[:, None])  # row j: coordinates of g_j
     F = torch.zeros(Fc.shape[0], width, dtype=_F64)

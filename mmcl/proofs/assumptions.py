@@ -25,6 +25,7 @@ from typing import List, Optional, Union
 
 import torch
 
+from mmcl._utils import check_number
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs.predictions import C_MU_THRESHOLD
 
@@ -55,11 +56,8 @@ class AssumptionConfig:
     def __post_init__(self) -> None:
         for name, lo, hi in (("delta", 0.0, 1.0), ("slack", 0.0, 0.5)):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v < hi:
-                raise ValueError(f"AssumptionConfig.{name} must lie in ({lo}, {hi}), got {v!r}")
-        v = self.c_ell
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 1.0 <= v < math.inf:
-            raise ValueError(f"AssumptionConfig.c_ell must be a finite number >= 1, got {v!r}")
+            check_number(f"AssumptionConfig.{name}", v, lo, hi)
+        check_number("AssumptionConfig.c_ell", self.c_ell, 1.0, low_closed=True)
 
 
 @dataclass
@@ -119,8 +117,7 @@ def anticoncentration_bound(c: Number, sigma: Number, factor: float = 1.0) -> to
     float64 tensor.  ``factor=1`` is the bound that follows from Polya's inequality; ``factor=2`` is
     the paper's print."""
     _check_c_sigma(c, sigma)
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
-        raise ValueError(f"factor must be a number > 0, got {factor!r}")
+    check_number("factor", factor, 0)
     return factor * torch.sqrt(-torch.expm1(-2 * _as64(c) ** 2 / (math.pi * _as64(sigma) ** 2)))
 
 
@@ -130,8 +127,7 @@ def anticoncentration_vacuous_from(sigma: float = 1.0, factor: float = 2.0) -> f
     ``c = sigma sqrt(-(pi/2) log(1 - 1/factor^2))``.  For the paper's print (``factor=2``) that is
     ``0.672 sigma``; for ``factor <= 1`` the bound stays below 1 and the answer is ``inf``."""
     _check_c_sigma(0.0, sigma)
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor < math.inf:
-        raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
+    check_number("factor", factor, 0)
     if factor <= 1:
         return math.inf
     return float(sigma) * math.sqrt(-(math.pi / 2) * math.log1p(-1 / factor ** 2))
@@ -141,9 +137,7 @@ def anticoncentration_vacuous_from(sigma: float = 1.0, factor: float = 2.0) -> f
 # Lemma B.2: every neuron's initial signal preactivation is bounded away from 0
 # --------------------------------------------------------------------------------------------
 def _check_delta(delta) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ValueError(f"delta must be a probability in (0, 1), got {delta!r}")
-    return float(delta)
+    return check_number("delta", delta, 0, 1)
 
 
 def _modality(cfg: SyntheticConfig, tilde: bool):
@@ -178,8 +172,7 @@ def lemma_b2_min_d(cfg: SyntheticConfig, delta: float, factor: float = 2.0, tild
     (``factor=2`` gives the paper's ``4 m^2``).  The other parameters are those of ``cfg``."""
     cfg = _cfg(cfg)
     delta = _check_delta(delta)
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
-        raise ValueError(f"factor must be a number > 0, got {factor!r}")
+    check_number("factor", factor, 0)
     _, s, _ = _modality(cfg, tilde)
     q = (delta / (factor * cfg.m)) ** 2
     if q >= 1:
@@ -231,10 +224,8 @@ def c_mu_threshold(n_snr2: float, exponent: float = 0.5, slack: float = 0.01) ->
     """The smallest ``C_mu`` with ``2.21/(C_mu n SNR^2) + slack <= exponent`` (proof of Lemma 5.4, first
     order in ``eta``, ``2.21 = 1.06/0.48``).  At ``n SNR^2 = 1.7`` it is 2.65, the paper's "2.66"."""
     for name, v in (("n_snr2", n_snr2), ("exponent", exponent)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
-            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-    if isinstance(slack, bool) or not isinstance(slack, (int, float)) or not 0 <= slack < exponent:
-        raise ValueError(f"slack must lie in [0, exponent={exponent}), got {slack!r}")
+        check_number(name, v, 0)
+    check_number("slack (below exponent)", slack, 0, exponent, low_closed=True)
     return _RATIO / ((exponent - slack) * n_snr2)
 
 

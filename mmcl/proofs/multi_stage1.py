@@ -44,6 +44,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from mmcl._utils import check_int, check_number
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.proofs.single_stage1 import preactivation_history
@@ -293,8 +294,7 @@ def lemma54_noise_bound(cfg: SyntheticConfig, delta: float) -> float:
     from mmcl.proofs.predictions import t1_multi
 
     cfg = _check_cfg(cfg)
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ValueError(f"delta must be a probability in (0, 1), got {delta!r}")
+    check_number("delta", delta, 0, 1)
     init = 2 * math.sqrt(math.log(8 * cfg.m * cfg.n / delta)) * cfg.init_noise
     return (1 + noise_growth_rate(cfg)) ** t1_multi(cfg) * init
 
@@ -353,12 +353,10 @@ def noise_cases(data: SyntheticData, traj: Trajectory, cfg: SyntheticConfig, *,
 
     batched = _check_multi(traj, data)
     cfg = _check_cfg(cfg)
-    if isinstance(atol, bool) or not isinstance(atol, (int, float)) or not atol >= 0:
-        raise ValueError(f"atol must be a number >= 0, got {atol!r}")
+    check_number("atol", atol, 0, low_closed=True)
     if t_max is None:
         t_max = int(math.floor(t1_multi(cfg)))
-    if isinstance(t_max, bool) or not isinstance(t_max, int) or t_max < 0:
-        raise ValueError(f"t_max must be a non-negative integer, got {t_max!r}")
+    check_int("t_max", t_max, 0)
     steps = traj.steps
     sel = (steps <= t_max).to(traj.rho.device)
     rho = traj.rho.to(torch.float64)[..., sel, :, :]  # (..., K', m, n)

@@ -3,7 +3,7 @@
 The appendix proves convergence of the multi-modal loss ``L(W, W~) = L_S(W) + L_S(W~)`` (Eq. 9:
 the first term anchored at ``x_i`` with positive ``x~_i``, the second anchored at ``x~_i`` with
 positive ``x_i``) as it does for the single-modal one (:mod:`mmcl.proofs.single_stage2`): both
-networks are compared with fixed matrices, the *comparators* of Lemma D.12,
+networks are compared with fixed matrices, the *comparators* of Lemma D.12::
 
     w*_r  = w_r(0)  + lam * theta_r  * mu /||mu||^2,      theta_r  = sign(<w_r(0), mu>),
     w~*_r = w~_r(0) + lam * theta~_r * mu~/||mu~||^2,     theta~_r = sign(<w~_r(0), mu~>),

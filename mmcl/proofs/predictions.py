@@ -96,7 +96,7 @@ class Stage1Race:
 
     @property
     def rate_ratio(self) -> float:
-        """``signal_rate / noise_rate``: ``n SNR^2 / 2`` (single), ``C_mu n SNR^2 / 2`` (multi, equal noise)."""
+        """``signal_rate / noise_rate``: ``n SNR^2`` (single), ``C_mu n SNR^2`` (multi, equal noise in both modalities)."""
         return self.signal_rate / self.noise_rate
 
     @property
@@ -113,7 +113,7 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
     r"""Which feature wins stage 1, in closed form: the signal ``mu`` or the noise ``xi_i``.
 
     Ours, from the updates of Lemma 5.1 (``mode="single"``, Eqs. 12-13) and Lemma 5.3
-    (``mode="multi"``) under three simplifications of stage 1: every loss derivative sits at its
+    (``mode="multi"``) under four simplifications of stage 1: every loss derivative sits at its
     initial value ``l'_i = l'_{i,j} = 1/(M+1)`` (Lemmas C.2, D.1 with ``C_l = 1``), the cross terms
     ``<xi_i, xi_k>``, ``<xi_i, mu>`` are dropped
     (:func:`mmcl.proofs.single_stage1.without_cross_terms`), the labels are balanced, and
@@ -131,10 +131,15 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
     *Noise.*  For an active pair (``<w_r, xi_i> > 0``) Eq. (13) reads exactly
     ``Psi_{r,i}(t+1) = Psi_{r,i}(t) + a s (Psi_{r,i}(t) - mean_{j in N_i} sigma(Psi_{r,j}(t)))``
     with ``s = eta sigma_xi^2 d/(n m tau)`` (:func:`mmcl.proofs.single_stage1.noise_step_scale`) and
-    ``sigma_eps`` neglected; a pair well above the mean of its negatives (the largest ones, which
-    decide ``max_r rho_{r,i}``) grows at ``a s``, the ``0.96 s`` of Lemma 5.2 with its exact
-    constant.  Multi-modal, the pair is driven by the partner's ``<w~_r, xi~_i>``; both active, the
-    normalised pair grows at ``a sqrt(s s~)`` (``s~`` with ``sigma_xi~``, ``d~``).
+    ``sigma_eps`` neglected.  A pair far above the mean of its negatives grows at ``a s`` (the
+    ``0.96 s`` of Lemma 5.2 with its exact constant), but the similarity margin is carried by all
+    of a sample's active pairs; summed over a class they follow the class totals of Sec. 5.1,
+    ``B_c -> B_c + s (a B_c - b B_c')`` with ``b = M/(2(M+1))``, whose balanced mode
+    ``B_+ + B_-`` grows at ``(a - b) s``: the noise rate.  (The mode ``B_+ - B_-`` grows at
+    ``(a + b) s`` but starts about ``sqrt(n)`` times smaller.)  Multi-modal, a pair is driven by
+    the partner's ``<w~_r, xi~_i>`` and grows only where both are active; the normalised totals
+    grow at ``(a - b) sqrt(s s~)`` (``s~`` with ``sigma_xi~``, ``d~``).  Since ``a - b = b``, the
+    rate ratio is ``n SNR^2`` exactly (single) and ``C_mu n SNR^2`` (multi, equal noise).
 
     *Sizes and the finish line.*  The initial sizes are the root-mean-square initial
     preactivations: ``sigma0 ||mu||`` and ``sigma0 sigma_xi sqrt(d)`` (single; the noise starts
@@ -148,8 +153,12 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
     ``t1_multi``) with their constants 20, 0.96, 0.48 replaced by these; the winner is the earlier.
 
     In the small-rate limit the signal wins iff ``r_signal/r_noise > log(L/x0_signal)/log(L/x0_noise)``:
-    single-modal, ``n SNR^2 / 2 > 1 + log(1/SNR)/log(L/(sigma0 sigma_xi sqrt d))``; multi-modal (equal
-    noise in both modalities), ``C_mu n SNR^2 / 2 > 1 + log(1/(sqrt(C_mu) SNR))/log(L/x0_noise)``.
+    single-modal, ``n SNR^2 > 1 + log(1/SNR)/log(L/(sigma0 sigma_xi sqrt d))``; multi-modal (equal
+    noise in both modalities), ``C_mu n SNR^2 > 1 + log(1/(sqrt(C_mu) SNR))/log(L/x0_noise)``, a
+    function of the product ``C_mu n SNR^2`` alone at fixed ``n``.  Checked against one step of
+    :func:`mmcl.dynamics.reference.reference_step` and against simulated races in
+    ``tests/test_predictions_race.py``; the book's section "The race in closed form" (chapter
+    "Phase diagrams") compares it with the sweeps.
 
     Returns a :class:`Stage1Race`.  Needs rates in ``(0, 1)`` (else the linear stage overshoots in
     one step) and ``M >= 2`` (a positive level)."""

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from mmcl._utils import check_number
+
 __all__ = ["RECIPES", "AugmentConfig", "random_resized_crop_flip", "color_jitter", "random_grayscale",
            "hue_rotation", "augment", "LUMA"]
 
@@ -54,8 +56,7 @@ class AugmentConfig:
             raise ValueError(f"crop_ratio={self.crop_ratio!r} must satisfy 0 < min <= max")
         for name in ("p_flip", "p_jitter", "p_grayscale"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise ValueError(f"{name}={v!r} is not a probability; valid range: [0, 1]")
+            check_number(f"{name} (a probability)", v, 0, 1, low_closed=True, high_closed=True)
         if not 0 <= self.jitter_strength <= 1.25:
             raise ValueError(f"jitter_strength={self.jitter_strength!r} must lie in [0, 1.25] "
                              "(brightness factor 1 - 0.8 s must stay >= 0)")

@@ -31,7 +31,7 @@ from typing import Optional, Tuple
 import numpy as np
 import torch
 
-from mmcl._utils import resolve_device
+from mmcl._utils import check_int, check_number, resolve_device
 
 __all__ = ["N_CLASSES", "PALETTE", "PALETTE_NAMES", "ColoredMNISTConfig", "Split", "ColoredMNIST",
            "read_idx", "load_mnist_idx", "load_mnist", "make_colored_mnist", "pair_swap", "tint"]
@@ -66,8 +66,7 @@ _IDX_PAIRS = (("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
 
 
 def _check_probability(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0.0 <= float(value) <= 1.0):
-        raise ValueError(f"{name}={value!r} is not a probability; valid range: [0, 1]")
+    check_number(f"{name} (a probability)", value, 0.0, 1.0, low_closed=True, high_closed=True)
 
 
 def _check_palette(palette) -> torch.Tensor:
@@ -99,9 +98,7 @@ class ColoredMNISTConfig:
     palette: Tuple[Tuple[float, float, float], ...] = PALETTE  # 10 RGB colours in [0, 1], one per class
 
     def __post_init__(self):
-        if self.n_images is not None and (isinstance(self.n_images, bool) or not isinstance(self.n_images, int)
-                                          or self.n_images < 20):
-            raise ValueError(f"n_images={self.n_images!r} must be None (all) or an integer >= 20")
+        check_int("n_images (None: all)", self.n_images, 20, none=True)
         if not (isinstance(self.train_fraction, (int, float)) and 0.0 < self.train_fraction < 1.0):
             raise ValueError(f"train_fraction={self.train_fraction!r} must lie in the open interval (0, 1)")
         _check_probability("label_noise", self.label_noise)
@@ -304,8 +301,7 @@ def make_colored_mnist(cfg: ColoredMNISTConfig = ColoredMNISTConfig(), seed: int
 
     ``digits = (images (N, 28, 28) uint8, labels (N,))`` skips loading; else :func:`load_mnist`
     reads ``source``.  Everything random comes from one ``torch.Generator`` seeded with ``seed``."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be a non-negative integer")
+    check_int("seed", seed, 0)
     images, labels = digits if digits is not None else load_mnist(source)
     n_all = images.shape[0]
     n = n_all if cfg.n_images is None else cfg.n_images

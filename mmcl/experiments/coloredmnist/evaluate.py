@@ -23,7 +23,8 @@ from typing import Dict, Optional
 import torch
 import torch.nn.functional as F
 
-from mmcl._utils import resolve_device
+from mmcl._utils import check_number, resolve_device
+from mmcl.downstream.probe import standardisation
 from mmcl.experiments.coloredmnist.data import N_CLASSES, Split
 from mmcl.experiments.coloredmnist.models import caption_vectors
 from mmcl.experiments.coloredmnist.train import TrainedModel
@@ -66,17 +67,14 @@ def fit_probe(X: torch.Tensor, y: torch.Tensor, n_classes: int = N_CLASSES, l2: 
     on standardised features (constant columns left unscaled), by L-BFGS (strong Wolfe) in float64.
 
     ``X (N, p)``, ``y (N,)`` int in ``[0, n_classes)``."""
-    if not l2 > 0:
-        raise ValueError(f"l2={l2!r} must be > 0 (it keeps the fit bounded on separable data)")
+    check_number("l2", l2, 0)  # > 0: it keeps the fit bounded on separable data
     if X.ndim != 2 or y.shape != X.shape[:1]:
         raise ValueError(f"fit_probe: X must be (N, p) and y (N,); got {tuple(X.shape)} and {tuple(y.shape)}")
     if y.numel() and (int(y.min()) < 0 or int(y.max()) >= n_classes):
         raise ValueError(f"labels must lie in [0, {n_classes}); got {int(y.min())}..{int(y.max())}")
     X = X.detach().double().cpu()
     y = y.long().cpu()
-    mean = X.mean(0)
-    scale = X.std(0, correction=0)
-    scale = torch.where(scale > 1e-12 * (1 + mean.abs()), scale, torch.ones_like(scale))
+    mean, scale = standardisation(X, 0)
     Xs = (X - mean) / scale
     N = X.shape[0]
     Xa = torch.cat([Xs, torch.ones(N, 1, dtype=Xs.dtype)], 1)  # (N, p+1): last column = bias

@@ -27,7 +27,7 @@ from typing import List, Optional
 import torch
 from torch import nn
 
-from mmcl._utils import resolve_device
+from mmcl._utils import check_bool, check_int, check_number, resolve_device
 from mmcl.experiments.coloredmnist.augment import AugmentConfig, augment
 from mmcl.experiments.coloredmnist.data import N_CLASSES, Split
 from mmcl.experiments.coloredmnist.losses import multi_positive_infonce, nt_xent
@@ -57,18 +57,14 @@ class TrainConfig:
     def __post_init__(self):
         for name in ("epochs", "batch_size", "feature_dim", "embed_dim"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}={v!r} must be a positive integer")
+            check_int(name, v)
         if self.batch_size < 2:
             raise ValueError(f"batch_size={self.batch_size} must be >= 2 (contrastive batches need negatives)")
         for name in ("lr", "temperature_multi", "temperature_single"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and 0 < v < float("inf")):
-                raise ValueError(f"{name}={v!r} must be a positive finite number")
-        if not isinstance(self.caption_colour, bool):
-            raise ValueError(f"caption_colour={self.caption_colour!r} must be True or False")
-        if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
-            raise ValueError(f"weight_decay={self.weight_decay!r} must be >= 0")
+            check_number(name, v, 0)
+        check_bool("caption_colour", self.caption_colour)
+        check_number("weight_decay", self.weight_decay, 0, low_closed=True)
         ch = tuple(self.channels)
         if len(ch) != 2 or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in ch):
             raise ValueError(f"channels={self.channels!r} must be two positive integers (conv widths)")
@@ -118,8 +114,7 @@ def train_model(split: Split, method: str, *, cfg: TrainConfig = TrainConfig(),
         raise ValueError(f"method={method!r} is unknown; valid: {', '.join(map(repr, METHODS))}")
     if method == "simclr" and aug.recipe == "none":
         raise ValueError("method='simclr' needs an augmentation: aug.recipe must be 'crop_flip' or 'simclr'")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be a non-negative integer")
+    check_int("seed", seed, 0)
     dev = resolve_device(device)
     n = len(split)
     if n < cfg.batch_size:

@@ -5,7 +5,7 @@ top of :func:`mmcl.dynamics.engines.simulate` and returns a tidy :class:`SweepTa
 
 * the grid is a dict from parameter names to lists of values; its cartesian product is run.  A
   name is a :class:`~mmcl.model.config.SyntheticConfig` field or one of the *derived* parameters of
-  :data:`DERIVED` (``snr``, ``n_snr2``, ``c_mu``, ``nu_ratio``, ``neg_frac``, ``dim``,
+  :data:`~mmcl.experiments.sweep.grid.DERIVED` (``snr``, ``n_snr2``, ``c_mu``, ``nu_ratio``, ``neg_frac``, ``dim``,
   ``view_noise_scale``), which set config fields from the others (e.g. ``c_mu`` sets
   ``mu_tilde_norm = c_mu * mu_norm``), so that ``C_mu`` or ``n SNR^2`` can be held fixed while
   ``n`` or ``d`` move;
@@ -45,7 +45,7 @@ Eq. 6 or 9), ``acc_<protocol>`` (OOD accuracy of :func:`mmcl.downstream.evaluati
 ``t1_formula`` (:func:`mmcl.proofs.predictions.t1_formula`, Lemma 5.2 or 5.4) and ``diverged``.
 
 Modules: ``options`` (:class:`SweepConfig`), ``table`` (:class:`SweepTable`), ``grid``
-(:data:`DERIVED`, :func:`expand_grid`), ``draws`` (:func:`make_draw`, :func:`denoised_view`),
+(:data:`~mmcl.experiments.sweep.grid.DERIVED`, :func:`expand_grid`), ``draws`` (:func:`make_draw`, :func:`denoised_view`),
 ``runner`` (:func:`sweep` and its cache glue), ``agreement`` (:func:`engine_agreement`),
 ``formulas`` (:func:`mu_norm_for_snr`, :func:`snr_on_curve`, :func:`gap_closed`), ``phase``
 (:class:`PhaseGrid`, :func:`phase_grid`) and ``studies`` (the sweeps of the book's chapter "Phase

@@ -1,4 +1,4 @@
-"""The engines checked against each other on a random sample of a grid: :func:`engine_agreement`.
+"""The engines checked against each other on a random sample of a grid: :func:`~mmcl.experiments.sweep.engine_agreement`.
 
 The recursion of Lemmas 5.1/5.3 and gradient descent on the weights (Eqs. 7 and 10) are run in
 float64 on the same draws; the recursion's final coefficients are also compared with those solved

@@ -57,14 +57,16 @@ class _UnitDraws:
 
     def train(self, cfg: SyntheticConfig, seed: int, span: bool = False) -> Tuple[SyntheticData, dict]:
         """The unit training draw (no OOD set) of ``cfg``'s shape and ``seed``, and its memo."""
-        key = ("train", cfg.n, cfg.d, cfg.d_tilde, cfg.m, cfg.balanced, None if cfg.balanced else cfg.M, seed, span)
+        # a span draw whose nu has a part orthogonal to mu has one more fixed direction (another draw)
+        key = ("train", cfg.n, cfg.d, cfg.d_tilde, cfg.m, cfg.balanced, None if cfg.balanced else cfg.M, seed, span,
+               span and cfg.nu_sin != 0.0)
         return self._get(key, lambda: sample_synthetic(_unit_config(cfg), seed, dtype=torch.float64,
                                                        with_ood=False, span=span))
 
     def ood(self, cfg: SyntheticConfig, seed: int, span: bool = False) -> Tuple[OODData, dict]:
-        """The unit OOD set of ``cfg``'s ``d``, ``n_test``, ``n_heldout`` and ``seed`` (and, for a span
+        """The unit OOD set of ``cfg``'s ``d``, ``n_test``, ``n_heldout``, ``nu_cos`` and ``seed`` (and, for a span
         draw, of ``n`` and ``m``, which set the basis' width), and its memo."""
-        key = ("ood", cfg.d, cfg.n_test, cfg.n_heldout, seed) + ((cfg.n, cfg.m) if span else ())
+        key = ("ood", cfg.d, cfg.n_test, cfg.n_heldout, seed, cfg.nu_cos) + ((cfg.n, cfg.m) if span else ())
         return self._get(key, lambda: sample_ood(_unit_config(cfg), seed, dtype=torch.float64, span=span))
 
 

@@ -5,7 +5,7 @@ A grid is a dict from parameter names to lists of values;
 values, values the config rejects, two names that set the same field) and expands its cartesian
 product into runs (grid points x modes x seeds).  A
 name is a :class:`~mmcl.model.config.SyntheticConfig` field or one of the derived parameters of
-:data:`~mmcl.experiments.sweep.DERIVED`, which set config fields from the others."""
+:data:`~mmcl.experiments.sweep.grid.DERIVED`, which set config fields from the others."""
 from __future__ import annotations
 
 import dataclasses
@@ -68,7 +68,7 @@ def _as_values(name: str, values) -> list:
 
 
 def _check_derived_value(name: str, v) -> None:
-    """One value of a derived parameter, in the range that :data:`~mmcl.experiments.sweep.DERIVED`
+    """One value of a derived parameter, in the range that :data:`~mmcl.experiments.sweep.grid.DERIVED`
     gives (the error names ``grid[NAME]``)."""
     label = f"grid[{name!r}] value"
     if name == "dim":
@@ -83,7 +83,7 @@ def _check_derived_value(name: str, v) -> None:
 
 def _point_config(base: SyntheticConfig, point: Mapping[str, Any]) -> Tuple[SyntheticConfig, float]:
     """The config and view lambda of one grid point: its config fields first, then the derived
-    parameters of :data:`~mmcl.experiments.sweep.DERIVED`, which read the fields they depend on
+    parameters of :data:`~mmcl.experiments.sweep.grid.DERIVED`, which read the fields they depend on
     (``n``, ``d``, ``sigma_xi``) from the point or ``base``.  Errors name the point and the parameter."""
     fields_ = {k: v for k, v in point.items() if k in _CONFIG_FIELDS}
     if "dim" in point:

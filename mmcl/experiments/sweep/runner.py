@@ -235,7 +235,7 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
     :mod:`mmcl.experiments.sweep`).
 
     ``grid``: dict from :class:`~mmcl.model.config.SyntheticConfig` field names or
-    :data:`~mmcl.experiments.sweep.DERIVED` names to lists of values; the other fields come from
+    :data:`~mmcl.experiments.sweep.grid.DERIVED` names to lists of values; the other fields come from
     ``base`` (default: the Figure 1 setting).  ``mode``: ``"single"``, ``"multi"`` or a list of
     both.  ``engine`` and ``device`` as in :func:`mmcl.dynamics.engines.simulate`; ``options`` are
     the other fields of :class:`~mmcl.experiments.sweep.SweepConfig` (``dtype``, ``batch_size``,
@@ -277,7 +277,9 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
     groups: Dict[tuple, List[tuple]] = collections.OrderedDict()
     for k in todo:
         cfg, _, seed, m = k
-        groups.setdefault((m,) + tuple(getattr(cfg, f) for f in shape_fields), []).append(k)
+        # a span draw whose nu has a part orthogonal to mu is one column wider (two fixed directions)
+        tilted = (cfg.nu_sin != 0.0,) if opts.span else ()
+        groups.setdefault((m,) + tuple(getattr(cfg, f) for f in shape_fields) + tilted, []).append(k)
     specs = []
     for gkey, ks in sorted(groups.items(), key=lambda kv: (repr(kv[0][1:]), kv[0][0])):
         ks.sort(key=lambda k: (k[2], k[0].d, k[0].d_tilde))

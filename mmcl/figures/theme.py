@@ -1,6 +1,6 @@
-"""The library's figure style and save helper.
+"""The house style of every figure (matplotlib style file, Okabe-Ito colours) and the save helper.
 
-Every figure of mmcl and of the book is drawn under :func:`style` and written by
+Every figure of mmcl and of the book is drawn under :func:`mmcl.figures.style` and written by
 :func:`mmcl.figures.save_figure` as PDF and SVG (vector, for slides) and PNG, under a stable name, into an
 output folder (the book's build folder, never the source tree).  Colours are the Okabe-Ito
 palette, readable by colour-blind viewers; single-modal is always vermilion, multi-modal blue.

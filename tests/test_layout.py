@@ -1,0 +1,76 @@
+"""The package's layout: layers that import one way only, and no module hidden by a function."""
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+
+import mmcl
+
+ROOT = Path(mmcl.__file__).resolve().parent
+
+# the layers, lowest first; a module may import its own layer and the ones below, never above
+LAYERS = [
+    {"mmcl._utils", "mmcl.cache"},
+    {"mmcl.model"},
+    {"mmcl.dynamics"},
+    {"mmcl.proofs", "mmcl.downstream"},
+    {"mmcl.experiments", "mmcl.wider"},
+    {"mmcl.figures"},
+    {"mmcl.booksupport", "mmcl.commands", "mmcl.cli"},
+]
+
+
+def _layer(module: str) -> int:
+    for i, layer in enumerate(LAYERS):
+        if any(module == top or module.startswith(top + ".") for top in layer):
+            return i
+    raise AssertionError(f"{module} belongs to no layer of tests/test_layout.py")
+
+
+def _modules():
+    for info in pkgutil.walk_packages([str(ROOT)], prefix="mmcl."):
+        yield info.name
+
+
+def _imports(module: str):
+    """Every ``mmcl...`` module a module imports, at its top or inside a function."""
+    spec = importlib.util.find_spec(module)
+    tree = ast.parse(Path(spec.origin).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("mmcl"):
+            yield node.module
+            for alias in node.names:  # `from mmcl.proofs import single_stage1`
+                if importlib.util.find_spec(node.module).submodule_search_locations is not None:
+                    sub = f"{node.module}.{alias.name}"
+                    if importlib.util.find_spec(sub) is not None:
+                        yield sub
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.startswith("mmcl"))
+
+
+def test_every_module_imports_only_its_layer_and_those_below():
+    upward = []
+    for module in _modules():
+        for target in _imports(module):
+            if target == "mmcl":
+                continue
+            if _layer(target) > _layer(module):
+                upward.append(f"{module} imports {target}")
+    assert not upward, "imports that point up the layers: " + "; ".join(sorted(set(upward)))
+
+
+def test_no_module_is_hidden_by_a_name_of_its_package():
+    hidden = []
+    for module in _modules():
+        mod = importlib.import_module(module)
+        parent, _, leaf = module.rpartition(".")
+        if getattr(importlib.import_module(parent), leaf) is not mod:
+            hidden.append(module)
+    assert not hidden, f"modules shadowed by another object of the same name in their package: {hidden}"
+
+
+def test_public_names_stay_importable_from_mmcl():
+    for name in ("SyntheticConfig", "SyntheticData", "sample_synthetic", "simulate", "Trajectory", "decompose",
+                 "sweep"):
+        assert callable(getattr(mmcl, name)), name
+    assert mmcl.sweep.__module__ == "mmcl.experiments.sweep.runner"
