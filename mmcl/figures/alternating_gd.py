@@ -11,7 +11,6 @@ matrices of two worlds of :mod:`mmcl.wider.graphs`).  The drawings are :func:`dr
 from __future__ import annotations
 
 import dataclasses
-import contextlib
 import functools
 
 import torch
@@ -164,31 +163,16 @@ def draw_ptilde(traj: dict):
     return fig
 
 
-@contextlib.contextmanager
-def _one_thread():
-    """One torch thread while a figure is made outside the book (the chapter sets it too): these
-    matrices are small, and extra threads on a busy CPU make them many times slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _curves(size, device):
-    with _one_thread():
-        return draw_curves({init: init_curves(init, size, device) for init in agd.INITS})
+    return draw_curves({init: init_curves(init, size, device) for init in agd.INITS})
 
 
 def _kappa(size, device):
-    with _one_thread():
-        return draw_kappa(condition_result(size, device), step_result(size, device))
+    return draw_kappa(condition_result(size, device), step_result(size, device))
 
 
 def _ptilde(size, device):
-    with _one_thread():
-        return draw_ptilde(ptilde_result(size, device)["traj"])
+    return draw_ptilde(ptilde_result(size, device)["traj"])
 
 
 _CH, _LABEL = "11_alternating_gd", "sec-alternating-gd"

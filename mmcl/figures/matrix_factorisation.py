@@ -8,7 +8,6 @@ drawings are :func:`draw_spectrum`, :func:`draw_graphs` and :func:`draw_probe_sn
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 
 import torch
@@ -134,34 +133,19 @@ def draw_probe_snr(sweep: graphs.SNRSweep):
     return fig
 
 
-@contextlib.contextmanager
-def _one_thread():
-    """One torch thread while a figure is made outside the book (the chapter sets it too): these
-    matrices are small, and extra threads on a busy CPU make them many times slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _spectrum(size, device):
-    with _one_thread():
-        w = world(size, device)
-        return draw_spectrum(w["s"], w["nu"], w["k"])
+    w = world(size, device)
+    return draw_spectrum(w["s"], w["nu"], w["k"])
 
 
 def _graphs(size, device):
-    with _one_thread():
-        w = world(size, device)
-        comp = w["comp"]
-        return draw_graphs(w["A_cap"], graphs.augmentation_graph(w["data"].images, comp.widths[comp.best]))
+    w = world(size, device)
+    comp = w["comp"]
+    return draw_graphs(w["A_cap"], graphs.augmentation_graph(w["data"].images, comp.widths[comp.best]))
 
 
 def _probe_snr(size, device):
-    with _one_thread():
-        return draw_probe_snr(snr_sweep_result(size, device))
+    return draw_probe_snr(snr_sweep_result(size, device))
 
 
 _CH, _LABEL = "10_matrix_factorisation", "sec-matrix-factorisation"

@@ -91,17 +91,7 @@ def _check(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: Co
         raise ValueError(f"the comparators of Lemma D.12 are for the multi-modal loss; got mode={traj.mode!r}")
     if not isinstance(data, SyntheticData) or not data.has_tilde:
         raise ValueError("data must be a SyntheticData with the second modality (the run's own data)")
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
-    if not isinstance(ccfg, ComparatorConfig):
-        raise ValueError(f"ccfg must be a ComparatorConfig, got {type(ccfg).__name__}")
-    batched = traj.gamma.dim() == 3
-    if batched != data.batched:
-        raise ValueError("traj and data must both be batched or both unbatched (pass the run's own data)")
-    if traj.rho.shape[-1] != data.n or traj.gamma.shape[-1] != data.m or cfg.M != data.M:
-        raise ValueError(f"traj (m={traj.gamma.shape[-1]}, n={traj.rho.shape[-1]}), data (m={data.m}, n={data.n}, "
-                         f"M={data.M}) and cfg (M={cfg.M}) disagree")
-    return batched
+    return _s2._check_run(traj, data, cfg, ccfg)
 
 
 def _signs(signs, data: SyntheticData) -> Tuple[torch.Tensor, torch.Tensor]:

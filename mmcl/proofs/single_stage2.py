@@ -96,6 +96,12 @@ def _check(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: Co
         raise ValueError(f"the comparator of Lemma C.18 is for the single-modal loss; got mode={traj.mode!r}")
     if not isinstance(data, SyntheticData):
         raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
+    return _check_run(traj, data, cfg, ccfg)
+
+
+def _check_run(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: ComparatorConfig) -> bool:
+    """The checks both stage-2 modules share (``cfg``, ``ccfg``, and that ``traj`` is a run on ``data``);
+    returns whether the run is batched."""
     if not isinstance(cfg, SyntheticConfig):
         raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
     if not isinstance(ccfg, ComparatorConfig):
