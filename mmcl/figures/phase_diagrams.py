@@ -35,7 +35,7 @@ from mmcl.proofs.predictions import C_MU_THRESHOLD, stage1_race
 
 __all__ = ["plot_phase_diagram", "outline_cells", "plot_t1_ratio", "plot_n_snr", "plot_n_snr_collapse", "plot_cmu",
            "plot_d_n", "plot_aug_tau", "plot_denoised_view", "plot_t1_studies", "study_table", "t1_tables",
-           "T1_LABELS", "race_config", "race_boundary", "race_overlay", "FIGURES"]
+           "race_config", "race_boundary", "race_overlay", "FIGURES"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -372,8 +372,9 @@ def plot_t1_studies(tables: Mapping[str, SweepTable], n_epochs: int = 200):
 # --------------------------------------------------------------------------------------------
 # The computations the figures share, and the registry
 # --------------------------------------------------------------------------------------------
-#: The labels of the four phase-diagram studies in the ``T1`` figure, in the chapter's order.
-T1_LABELS = {"n_snr": r"$n \times$ SNR", "cmu": r"$C_\mu$", "d_n": r"$d \times n$",
+# The labels of the four phase-diagram studies in the T1 figure, in the chapter's order (TeX for matplotlib:
+# private, so that the API page does not print its raw TeX).
+_T1_LABELS = {"n_snr": r"$n \times$ SNR", "cmu": r"$C_\mu$", "d_n": r"$d \times n$",
              "aug_tau": r"$\sigma_\epsilon \times \tau$"}
 
 
@@ -386,7 +387,7 @@ def study_table(name: str, size: str = "default", device: str = "cpu") -> SweepT
 
 def t1_tables(size: str = "default", device: str = "cpu") -> Dict[str, SweepTable]:
     """The tables of the four phase-diagram studies, by their label in the ``T1`` figure."""
-    return {label: study_table(name, size, device) for name, label in T1_LABELS.items()}
+    return {label: study_table(name, size, device) for name, label in _T1_LABELS.items()}
 
 
 def _check_overlay(overlay):
