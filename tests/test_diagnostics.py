@@ -203,3 +203,19 @@ def test_without_cross_terms_makes_noise_orthogonal_and_keeps_norms(small_cfg):
     assert float(dg.rho_on_negative_init(rec, clean).max()) == 0.0
     with pytest.raises(ValueError, match="n \\+ 1 <= d"):
         dg.without_cross_terms(f64(small_cfg.replace(d=20), 0))
+
+
+def test_cross_term_bound_is_lemma_c1s_factor():
+    """Lemma C.1: 5 sqrt(log(6 n^2/delta)/d) n; at Figure 1 (n = 100, d = 2000, delta = 0.1) about 40.8,
+    O~(n/sqrt d): doubling n doubles it up to the log, quadrupling d halves it."""
+    import math
+
+    import pytest
+
+    cfg = mmcl.SyntheticConfig()
+    b = dg.cross_term_bound(cfg, 0.1)
+    assert abs(b - 5 * 100 * math.sqrt(math.log(6e5) / 2000)) < 1e-12 and 40.7 < b < 40.9
+    assert abs(dg.cross_term_bound(cfg.replace(d=8000), 0.1) - b / 2) < 1e-12
+    assert 2.0 < dg.cross_term_bound(cfg.replace(n=200, M=90), 0.1) / b < 2.2
+    with pytest.raises(ValueError, match="delta"):
+        dg.cross_term_bound(cfg, 1.5)

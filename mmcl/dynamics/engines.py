@@ -11,7 +11,7 @@ from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
 from mmcl.model import losses
-from mmcl.dynamics.trajectory import ENGINES, MODES, DivergenceError, Trajectory, UpdateTerms
+from mmcl.dynamics.trajectory import DivergenceError, Trajectory, UpdateTerms, check_mode
 from mmcl.dynamics.kernel import _Contrast, _Grams, _Workspace, _networks, _signal_terms, _step_multi, _step_single
 
 __all__ = ["simulate"]
@@ -20,13 +20,6 @@ __all__ = ["simulate"]
 # --------------------------------------------------------------------------------------------
 # Argument handling
 # --------------------------------------------------------------------------------------------
-def _check_mode_engine(mode, engine):
-    if mode not in MODES:
-        raise ValueError(f"mode={mode!r} is unknown; valid: {', '.join(map(repr, MODES))}")
-    if engine not in ENGINES:
-        raise ValueError(f"engine={engine!r} is unknown; valid: {', '.join(map(repr, ENGINES))}")
-
-
 def _batched(data: SyntheticData) -> SyntheticData:
     """``data`` with a leading batch of one (views, no copy; the OOD set, unused here, dropped)."""
     if data.batched:
@@ -89,7 +82,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     resolution without keeping the states in between, whose ``rho (m, n)`` per step is most of a
     trajectory's memory and, written at every step, a fifth of a run's time.
     """
-    _check_mode_engine(mode, engine)
+    check_mode(mode, engine)
     if not isinstance(data, SyntheticData):
         raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
     check_int("record_every", record_every)
@@ -285,7 +278,7 @@ def kernel_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
     """:func:`mmcl.dynamics.reference.update_terms` computed by the fast kernel that the ``gd`` and
     ``recursion`` engines run (the same shapes and fields).  The tests hold it equal to the reference
     step on random states; nothing else should need it."""
-    _check_mode_engine(mode, "recursion")
+    check_mode(mode)
     unb = not data.batched
     bd = _batched(data)
     if unb:

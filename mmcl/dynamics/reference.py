@@ -21,10 +21,16 @@ import torch
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.model.losses import relu
-from mmcl.dynamics.trajectory import MODES, UpdateTerms
+from mmcl.dynamics.trajectory import UpdateTerms, check_mode
 from mmcl.dynamics.forward import _weights
 
 __all__ = ["reference_step", "update_terms"]
+
+
+def _check_args(who: str, mode: str, data: SyntheticData, gamma_tilde, rho_tilde) -> None:
+    check_mode(mode)
+    if mode == "multi" and (gamma_tilde is None or rho_tilde is None or not data.has_tilde):
+        raise ValueError(f"{who}: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
 
 
 def _contrast(anchor_sig, anchor_noise, pos_sig, pos_noise, cand_sig, cand_noise, negatives, m: int, tau: float):
@@ -65,12 +71,9 @@ def reference_step(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma: 
     ``gamma (m,)``, ``rho (m, n)`` (and ``gamma_tilde``, ``rho_tilde`` of the second network), for one
     (unbatched) draw.  Returns the loss at that state and the parts of the update (Eqs. 12-13):
     ``gamma(t+1) = gamma + dgamma_pos - dgamma_neg``, ``rho(t+1) = rho + drho``."""
-    if mode not in MODES:
-        raise ValueError(f"mode={mode!r} is unknown; valid: {', '.join(map(repr, MODES))}")
     if data.batched:
         raise ValueError("reference_step takes one draw; for a batch use update_terms")
-    if mode == "multi" and (gamma_tilde is None or rho_tilde is None or not data.has_tilde):
-        raise ValueError("reference_step: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
+    _check_args("reference_step", mode, data, gamma_tilde, rho_tilde)
     for name in ("n", "d", "m", "M"):
         if getattr(cfg, name) != getattr(data, name):
             raise ValueError(f"SyntheticConfig.{name}={getattr(cfg, name)} does not match the data "
@@ -114,10 +117,7 @@ def update_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
     on the data and the coefficients, results stacked).  The engines take the same step through the
     fast kernel (positive minus negative term, in one piece); this exposes its parts (e.g. the
     negative term of Eq. (12)) for inspection."""
-    if mode not in MODES:
-        raise ValueError(f"mode={mode!r} is unknown; valid: {', '.join(map(repr, MODES))}")
-    if mode == "multi" and (gamma_tilde is None or rho_tilde is None or not data.has_tilde):
-        raise ValueError("update_terms: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
+    _check_args("update_terms", mode, data, gamma_tilde, rho_tilde)
     if not data.batched:
         return reference_step(data, cfg, mode, gamma, rho, gamma_tilde, rho_tilde)
     B = data.y.shape[0]

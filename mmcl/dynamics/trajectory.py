@@ -8,10 +8,18 @@ from typing import Optional
 
 import torch
 
-__all__ = ["Trajectory", "UpdateTerms", "DivergenceError", "MODES", "ENGINES"]
+__all__ = ["Trajectory", "UpdateTerms", "DivergenceError", "MODES", "ENGINES", "check_mode"]
 
 MODES = ("single", "multi")
 ENGINES = ("gd", "recursion", "autograd")
+
+
+def check_mode(mode: str, engine: str = None) -> None:
+    """A ValueError naming ``mode`` (or ``engine``) unless it is one of :data:`MODES` (:data:`ENGINES`)."""
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is unknown; valid: {', '.join(map(repr, MODES))}")
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"engine={engine!r} is unknown; valid: {', '.join(map(repr, ENGINES))}")
 
 
 class DivergenceError(FloatingPointError):

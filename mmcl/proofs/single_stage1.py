@@ -40,11 +40,13 @@ network of a multi-modal run (``gamma_tilde``, ``rho_tilde``, ``mu~``, ``xi~``, 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
 import torch
 
+from mmcl._utils import check_number
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.dynamics import Trajectory, preactivations, simulate
@@ -55,7 +57,7 @@ from mmcl.proofs import predictions as _predictions
 __all__ = ["PreactivationHistory", "preactivation_history", "SignSets", "sign_sets", "count_changes",
            "ever_changed", "signal_sign_agreement", "without_cross_terms", "rho_on_negative_init", "psi",
            "positive_noise_memorization", "NoiseTotals", "noise_totals", "BCoefficients", "b_coefficients",
-           "b_dynamics_prediction", "GrowthFit", "fit_growth_rate", "noise_step_scale", "b_minus_upper_rate",
+           "b_dynamics_prediction", "GrowthFit", "fit_growth_rate", "noise_step_scale", "cross_term_bound", "b_minus_upper_rate",
            "signal_upper_rate_single", "RecursionCheck", "recursion_vs_gd", "NoiseGrowth", "noise_growth",
            "SignSetReport", "sign_set_report", "CoefficientMedians", "b_coefficient_medians"]
 
@@ -309,6 +311,16 @@ def noise_step_scale(cfg: SyntheticConfig) -> float:
     is replaced by its mean ``sigma_xi^2 d`` (Sec. 5.1, the ``B`` dynamics)."""
     cfg = _cfg(cfg)
     return cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+
+
+def cross_term_bound(cfg: SyntheticConfig, delta: float) -> float:
+    """Lemma C.1 (and its multi-modal twin, Lemma D.2): with probability ``1 - delta`` the cross
+    terms ``sum_{k != i} rho_{r,k} <xi_k, xi_i>/||xi_k||^2`` (and ``<xi_i, mu>``'s) differ from the
+    coefficient they perturb by at most ``5 sqrt(log(6 n^2/delta)/d) n`` times the coefficients'
+    size, ``O~(n/sqrt(d))``; returns that factor."""
+    cfg = _cfg(cfg)
+    check_number("delta", delta, 0, 1)
+    return 5 * math.sqrt(math.log(6 * cfg.n ** 2 / delta) / cfg.d) * cfg.n
 
 
 def b_minus_upper_rate(cfg: SyntheticConfig) -> float:
