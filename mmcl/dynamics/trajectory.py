@@ -15,7 +15,7 @@ ENGINES = ("gd", "recursion", "autograd")
 
 
 def check_mode(mode: str, engine: str = None) -> None:
-    """A ValueError naming ``mode`` (or ``engine``) unless it is one of :data:`MODES` (:data:`ENGINES`)."""
+    """A ValueError naming ``mode`` (or ``engine``) unless it is one of ``MODES`` (``ENGINES``)."""
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is unknown; valid: {', '.join(map(repr, MODES))}")
     if engine is not None and engine not in ENGINES:
