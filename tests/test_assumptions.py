@@ -90,7 +90,8 @@ def test_conditions_are_unique_cover_all_items_and_agree_with_their_sides():
     assert len(keys) == len(set(keys))
     assert {k[0] for k in keys} == set("1234567")
     for c in conds:
-        assert c.holds == (c.lhs <= c.rhs if c.relation == "<=" else c.lhs >= c.rhs)
+        sides = {"<=": c.lhs <= c.rhs, "<": c.lhs < c.rhs, ">=": c.lhs >= c.rhs, ">": c.lhs > c.rhs}
+        assert c.holds == sides[c.relation]
         assert (c.factor >= 1) == c.holds
         assert c.source
 
@@ -158,3 +159,16 @@ def test_condition_tables_have_one_row_per_condition():
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_strict_conditions_are_strict():
+    """5b is sigma_eps < sigma_xi (proof of Lemma C.2): equal noise levels break it (it used to pass
+    as <=)."""
+    import dataclasses
+
+    from mmcl.figures import single_stage1 as figs
+
+    cfg = figs.config("default")
+    at = {c.key: c for c in A.check_assumption41(dataclasses.replace(cfg, sigma_eps=cfg.sigma_xi))}
+    assert at["5b"].relation == "<" and not at["5b"].holds
+    assert {c.key: c for c in A.check_assumption41(cfg)}["5b"].holds

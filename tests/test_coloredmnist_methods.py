@@ -232,3 +232,22 @@ def test_training_rejects_bad_input(tiny):
 def test_bad_training_settings_raise(kwargs, field):
     with pytest.raises(ValueError, match=field):
         TrainConfig(**kwargs)
+
+
+def test_the_cache_key_carries_the_cpu_thread_count(monkeypatch):
+    """Runs on one and on two CPU threads differ in their last digits, so they are cached apart."""
+    import torch
+
+    from mmcl.experiments.coloredmnist import runs as runs_mod
+
+    seen = []
+    monkeypatch.setattr(runs_mod, "load_or_compute", lambda ns, params, compute: seen.append(params))
+    before = torch.get_num_threads()
+    try:
+        for k in (1, 2):
+            torch.set_num_threads(k)
+            runs_mod.run_one("multi", 0)
+    finally:
+        torch.set_num_threads(before)
+    assert [p["threads"] for p in seen] == [1, 2]
+    assert {k: v for k, v in seen[0].items() if k != "threads"} == {k: v for k, v in seen[1].items() if k != "threads"}

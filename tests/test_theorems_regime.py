@@ -154,7 +154,7 @@ def test_fit_bad_input(x, vals, kw, name):
 # --------------------------------------------------------------------------------------------
 # The sweep and the verdicts, at tiny sizes
 # --------------------------------------------------------------------------------------------
-TINY = tr.RegimeScaling(n_epochs=100)
+TINY = tr.RegimeScaling(n_epochs=140)  # past both T1 at n = 20 (133 single-modal)
 
 
 def test_sweep_runs_and_float32_agrees_with_float64():
@@ -197,7 +197,9 @@ def test_stage_slice_and_the_chain_on_it():
     data = sample_synthetic(cfg, 0, span=True, dtype=torch.float64)
     traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
     part = tr.stage_slice(traj, 60)
-    assert part.steps.tolist() == list(range(60, 101)) and part.rho.shape[0] == 41 and part.loss.shape == traj.loss.shape
+    T = TINY.n_epochs
+    assert part.steps.tolist() == list(range(60, T + 1)) and part.rho.shape[0] == T - 59
+    assert part.loss.shape == traj.loss.shape
     assert torch.equal(part.lprime[0], traj.lprime[60])
     ccfg = cv.ComparatorConfig(epsilon=0.05)
     whole = cv.comparator_chain(traj, data, cfg, ccfg, 60)
@@ -205,7 +207,7 @@ def test_stage_slice_and_the_chain_on_it():
     assert cut.feasible16 == pytest.approx(whole.feasible16) and cut.factor17 == pytest.approx(whole.factor17)
     assert torch.allclose(cut.slack, whole.slack[60:])
     with pytest.raises(ValueError, match="fewer than 2"):
-        tr.stage_slice(traj, 100)
+        tr.stage_slice(traj, T)
     with pytest.raises(ValueError, match="traj"):
         tr.stage_slice(data, 0)
 
@@ -226,3 +228,11 @@ def test_verdicts_tiny_and_without_cross_terms():
         tr.revisit_verdicts([20], {40: 1}, TINY)
     with pytest.raises(ValueError, match="scaling"):
         tr.revisit_verdicts([20], {20: 1}, None)
+
+
+def test_verdicts_refuse_a_run_that_ends_before_t1():
+    """A T1 past the run used to fail deep inside with an IndexError (and the single-modal stage-2 start
+    was silently moved to the last step); now it is refused up front, naming the parameter."""
+    short = dataclasses.replace(TINY, n_epochs=5)
+    with pytest.raises(ValueError, match=r"T1 of the paper's formula is .* beyond RegimeScaling.n_epochs = 5"):
+        tr.revisit_verdicts([20], {20: 1}, short)

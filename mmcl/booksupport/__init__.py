@@ -2,7 +2,8 @@
 
 A chapter starts with ``env = chapter_setup()`` and shows each figure with
 ``env.show(fig, "fig-slug")``, which saves it through :func:`mmcl.figures.save_figure` into the
-build folder (PDF, SVG, PNG) and displays it inline.
+build folder (PDF, SVG, PNG) and displays it inline.  Its checks assert through ``env.claims``,
+the chapter's claims register (:mod:`mmcl.booksupport.claims`).
 
 Environment variables (documented in the README):
 
@@ -15,10 +16,12 @@ Environment variables (documented in the README):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from mmcl._utils import default_device, repo_root, resolve_device
+from mmcl.booksupport.claims import Claims
 from mmcl.figures import save_figure, style
 
 __all__ = ["BookEnv", "chapter_setup", "repo_root"]
@@ -29,6 +32,8 @@ class BookEnv:
     device: str
     full: bool
     figure_dir: Path
+    #: The chapter's claims register (:mod:`mmcl.booksupport.claims`): every check asserts through it.
+    claims: Optional[Claims] = field(default=None, repr=False)
 
     @property
     def size(self) -> str:
@@ -70,7 +75,7 @@ def chapter_setup(quiet: bool = False) -> BookEnv:
         # 2-core machine and many times faster when the cores are shared
         # (benchmarks/bench_choices.py times a default recursion run both ways).
         torch.set_num_threads(1)
-    env = BookEnv(device=device, full=full, figure_dir=fig_dir)
+    env = BookEnv(device=device, full=full, figure_dir=fig_dir, claims=Claims())
     if not quiet:
         print(f"mmcl: device={device}, {'full-resolution' if full else 'default (CPU-sized)'} simulations")
     return env

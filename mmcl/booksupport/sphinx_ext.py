@@ -8,10 +8,22 @@
 * **The Figures page is generated from the figure registry.**  Before the sources are read, the
   table of :func:`mmcl.figures.registry.registry_markdown` is written to
   ``_build/generated/figures_registry.md``, which ``book/figures.md`` includes.
+* **The Claims page is collected from the executed chapters.**  Every check cell's output carries
+  its rows of the claims register (:mod:`mmcl.booksupport.claims`) as JSON in its HTML table.  When a
+  page is read, the rows are taken from its doctree together with the section they sit in; the
+  ``{mmcl-claims}`` directive of ``book/claims.md`` becomes, when pages are written, one table of
+  every row, grouped by the paper's statement, each linked to its chapter's section.  The page is
+  re-written at every build, so it follows chapters read from the execution cache as well.
 """
 from __future__ import annotations
 
+import html
+import re
+from collections import Counter, defaultdict
 from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
 
 BINDERHUB_URL = "https://mybinder.org"
 COLAB_URL = "https://colab.research.google.com"
@@ -45,7 +57,190 @@ def _figures_page(app) -> None:
         out.write_text(text)
 
 
+# -- the claims register ------------------------------------------------------------------------
+CLAIMS_DOC = "book/claims"
+
+
+class claims_table(nodes.General, nodes.Element):
+    """Where the Claims page's table goes (replaced when the page is written)."""
+
+
+class ClaimsDirective(Directive):
+    has_content = False
+
+    def run(self):
+        return [claims_table("")]
+
+
+def _collect_claims(app, doctree) -> None:
+    from mmcl.booksupport.claims import ATTR, parse_html
+
+    env = app.env
+    if not hasattr(env, "mmcl_claims"):
+        env.mmcl_claims = {}
+    rows = []
+    for node in doctree.findall(nodes.raw):
+        text = node.astext()
+        if ATTR not in text:
+            continue
+        sec = node.parent
+        while sec is not None and not isinstance(sec, nodes.section):
+            sec = sec.parent
+        anchor = sec["ids"][0] if sec is not None and sec["ids"] else ""
+        title = sec[0].astext() if sec is not None and len(sec) and isinstance(sec[0], nodes.title) else ""
+        for row in parse_html(text):
+            row.update(docname=env.docname, anchor=anchor, section_title=title)
+            rows.append(row)
+    if rows:
+        env.mmcl_claims[env.docname] = rows
+    else:
+        env.mmcl_claims.pop(env.docname, None)
+
+
+def _purge_claims(app, env, docname) -> None:
+    getattr(env, "mmcl_claims", {}).pop(docname, None)
+
+
+def _merge_claims(app, env, docnames, other) -> None:
+    if not hasattr(env, "mmcl_claims"):
+        env.mmcl_claims = {}
+    env.mmcl_claims.update(getattr(other, "mmcl_claims", {}))
+
+
+def _rewrite_claims_page(app, env):
+    return [CLAIMS_DOC] if CLAIMS_DOC in env.found_docs else []
+
+
+_ORDER = ["Sec.", "Eq.", "Eqs.", "Assumption", "Condition", "Definition", "Theorem", "Corollary", "Lemma",
+          "Proposition", "Appendix", "Figure", "Table"]
+
+
+def statement_key(paper: str):
+    """Sort the paper's statements in reading order: sections, equations, assumptions, theorems,
+    then lemmas (main text, then appendices B, C, D), figures, tables."""
+    head, _, rest = paper.partition(" ")
+    rank = _ORDER.index(head) if head in _ORDER else len(_ORDER)
+    m = re.match(r"\(?(?:([A-Z])\.)?(\d+(?:\.\d+)*)", rest)
+    letter, nums = (m.group(1) or "", tuple(int(x) for x in m.group(2).split("."))) if m else ("~", ())
+    return (rank, letter, nums, paper)
+
+
+def _statement_name(paper: str) -> str:
+    """The statement a row belongs to: ``Lemma 5.2``, ``Theorem 4.2`` (without the rest of the text)."""
+    m = re.match(r"^(\S+ \(?(?:[A-Z]\.)?\d+(?:\.\d+)*\)?)", paper)
+    return m.group(1) if m else paper
+
+
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "zeta": "ζ", "eta": "η",
+          "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "rho": "ρ", "sigma": "σ",
+          "tau": "τ"}
+
+
+def tex_plain(text: str) -> str:
+    """A title's text (``astext()``, where math keeps its TeX) as plain text for a link:
+    ``Does the verdict depend on our \\sigma_0?`` -> ``Does the verdict depend on our σ0?``."""
+    text = re.sub(r"\\(?:mathbf|boldsymbol|mathrm|operatorname|widetilde|tilde)\s*", "", text)
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m.group(1), m.group(1)), text)
+    return text.replace("^2", "²").replace("^*", "*").replace("_", "").replace("{", "").replace("}", "")
+
+
+def _anchor(name: str) -> str:
+    """An HTML id for a statement's rows: ``Lemma C.11`` -> ``claims-lemma-c-11``."""
+    return "claims-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def _cite(app, key: str) -> str:
+    """``Zhang et al. (2023)`` for a key of ``references.bib`` (the key itself if it is absent)."""
+    bib = Path(app.srcdir) / "references.bib"
+    text = bib.read_text() if bib.exists() else ""
+    m = re.search(r"@\w+\{" + re.escape(key) + r",(.*?)\n\}", text, flags=re.S)
+    if not m:
+        return key
+    author = re.search(r"author\s*=\s*[{\"](.+?)[}\"],?\s*\n", m.group(1), flags=re.S)
+    year = re.search(r"year\s*=\s*[{\"]?(\d{4})", m.group(1))
+    if not author or not year:
+        return key
+    names = [a.strip() for a in author.group(1).split(" and ")]
+    last = [n.split(",")[0].strip() if "," in n else n.split()[-1] for n in names]
+    who = last[0] if len(last) == 1 else (f"{last[0]} and {last[1]}" if len(last) == 2 else f"{last[0]} et al.")
+    return f"{who.strip('{}')} ({year.group(1)})"
+
+
+def _resolve_claims(app, doctree, fromdocname) -> None:
+    from sphinx.util import logging
+
+    from mmcl.booksupport.claims import MAIN, VERDICT_TEXT, _fmt
+
+    log = logging.getLogger(__name__)
+    env = app.env
+    everything = getattr(env, "mmcl_claims", {})
+    labels = env.get_domain("std").labels
+    for node in list(doctree.findall(claims_table)):
+        rows = [r for doc in sorted(everything) for r in everything[doc]]
+        groups = defaultdict(list)
+        for r in rows:
+            groups[(r.get("source", MAIN) != MAIN, r.get("source", MAIN), _statement_name(r["paper"]))].append(r)
+        counts = Counter(r["verdict"] for r in rows)
+        out = [f"<p class='mmcl-claims-summary'>{len(rows)} claims from {len(everything)} chapters: "
+               + ", ".join(f"<b>{counts.get(v, 0)}</b> {VERDICT_TEXT[v]}" for v in VERDICT_TEXT) + ".</p>"]
+        order = sorted(groups, key=lambda g: (g[0], g[1], statement_key(g[2])))
+        names = {g: (g[2] if g[1] == MAIN else f"{g[2]} of {_cite(app, g[1])}") for g in order}
+        # at a glance: one line per statement, its verdicts counted, linked to its rows below
+        out.append("<table class='mmcl-claims-glance table'><thead><tr><th>statement</th>"
+                   + "".join(f"<th>{VERDICT_TEXT[v]}</th>" for v in VERDICT_TEXT) + "</tr></thead><tbody>")
+        for g in order:
+            c = Counter(r["verdict"] for r in groups[g])
+            out.append(f"<tr><td><a class='reference internal' href='#{_anchor(names[g])}'>{html.escape(names[g])}</a></td>"
+                       + "".join(f"<td class='mmcl-verdict mmcl-{v}'>{c.get(v, '') or ''}</td>" for v in VERDICT_TEXT)
+                       + "</tr>")
+        out.append("</tbody></table>")
+        out.append("<table class='mmcl-claims-register table'><thead><tr><th>statement</th><th>claim</th>"
+                   "<th>verdict</th><th>observed</th><th>bound</th><th>margin</th><th>where</th></tr></thead><tbody>")
+        for gkey in order:
+            grp = groups[gkey]
+            name = names[gkey]
+            for k, r in enumerate(grp):
+                doc, anchor, where = r["docname"], r["anchor"], r.get("section_title", "")
+                if r.get("section"):
+                    if r["section"] not in labels:
+                        log.warning(f"claims register: section={r['section']!r} of the claim {r['claim']!r} "
+                                    f"({doc}) is not a label of the book", location=doc)
+                    else:
+                        doc, anchor, where = labels[r["section"]]
+                uri = app.builder.get_relative_uri(fromdocname, doc) + (f"#{anchor}" if anchor else "")
+                chapter = tex_plain(env.titles[doc].astext()) if doc in env.titles else doc
+                where = tex_plain(where)
+                notes = "; ".join(x for x in (r.get("premises", ""), r.get("note", "")) if x)
+                head = (f"<td rowspan='{len(grp)}' class='mmcl-statement' id='{_anchor(name)}'>{html.escape(name)}</td>"
+                        if k == 0 else "")
+                margin = "" if r["kind"] in ("equal", "true") else f"{100 * r['margin']:.0f} %"
+                size = f" <span class='mmcl-size'>(worst of {r['size']})</span>" if r["size"] > 1 else ""
+                loose = " <span class='mmcl-loose'>(the paper's bound; loose)</span>" if r.get("paper_bound") else ""
+                out.append(
+                    f"<tr>{head}<td>{html.escape(r['claim'])}"
+                    + (f"<br><small>{html.escape(notes)}</small>" if notes else "")
+                    + f"</td><td class='mmcl-verdict mmcl-{r['verdict']}'>{VERDICT_TEXT[r['verdict']]}</td>"
+                    f"<td>{_fmt(r['observed'])}{size}</td><td>{html.escape(r['bound_text'])}{loose}</td>"
+                    f"<td>{margin}</td><td><a class='reference internal' href='{html.escape(uri)}'>"
+                    f"{html.escape(chapter)}{' § ' + html.escape(where) if where else ''}</a></td></tr>")
+        out.append("</tbody></table>")
+        node.replace_self(nodes.raw("", "\n".join(out), format="html"))
+
+
+def _static(app, config) -> None:
+    config.html_static_path.append(str(Path(__file__).resolve().parent / "static"))
+
+
 def setup(app):
     app.connect("config-inited", _buttons)
+    app.connect("config-inited", _static)
+    app.add_css_file("mmcl-claims.css")
     app.connect("builder-inited", _figures_page)
+    app.add_node(claims_table)
+    app.add_directive("mmcl-claims", ClaimsDirective)
+    app.connect("doctree-read", _collect_claims)
+    app.connect("env-purge-doc", _purge_claims)
+    app.connect("env-merge-info", _merge_claims)
+    app.connect("env-get-updated", _rewrite_claims_page)
+    app.connect("doctree-resolved", _resolve_claims)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -55,6 +55,7 @@ from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.proofs import multi_stage1 as _ms1
 from mmcl.proofs import single_stage1 as _ss1
+from mmcl.proofs import predictions as _pred
 from mmcl.proofs import single_stage2 as _ss2
 from mmcl.proofs.assumptions import AssumptionConfig, Condition, check_assumption41, lemma_b2_min_d
 from mmcl.proofs.predictions import measured_t1, t1_formula
@@ -477,6 +478,11 @@ class SizeVerdicts:
 
 def _verdicts_at(n: int, seeds, scaling: RegimeScaling, device, dtype, chain: bool) -> SizeVerdicts:
     cfg = regime_config(n, scaling)
+    for mode, t1 in (("single", _pred.t1_single(cfg)), ("multi", _pred.t1_multi(cfg))):
+        if not t1 < cfg.n_epochs - 1:
+            raise ValueError(f"at n = {n} the {mode}-modal T1 of the paper's formula is {t1:.1f} steps, beyond "
+                             f"RegimeScaling.n_epochs = {cfg.n_epochs}: the stage-2 verdicts need a run past T1; "
+                             f"raise n_epochs above {math.ceil(t1) + 1} (or RegimeScaling.step)")
     data = SyntheticData.stack([sample_synthetic(cfg, s, span=True, dtype=dtype, device=device) for s in seeds])
     # chapter 3: stage 1, single-modal
     traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
@@ -491,7 +497,7 @@ def _verdicts_at(n: int, seeds, scaling: RegimeScaling, device, dtype, chain: bo
     del hist, bc
     # chapter 4: stage 2, single-modal, on [T1, T]
     T1s = growth.T1
-    k1s = min(math.ceil(T1s), cfg.n_epochs - 1)
+    k1s = math.ceil(T1s)  # < n_epochs: checked above
     if chain:
         ch = _ss2.comparator_chain(stage_slice(traj, k1s), data, cfg, _ss2.ComparatorConfig(epsilon=0.05), k1s)
         feas, f17, fail17 = ch.feasible16, ch.factor17, float((ch.slack < 0).double().mean())

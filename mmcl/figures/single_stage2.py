@@ -175,7 +175,7 @@ def draw_margins(chain: cv.ComparatorChain):
         ax.plot(xx, xx * (1 + chain.init_share), color=COLORS["reference"], lw=1, ls="--",
                 label=r"y = x (1 + $\sigma_0\sigma_\xi\sqrt{d}/\lambda$)")
         ax.axhline(1, color="k", lw=1, label="required by Lemma C.16")
-        ax.set_xlabel(r"mean activation of neurons active on $\xi_i$")
+        ax.set_xlabel(r"$\frac{1}{m}\sum_r \mathbb{1}[\langle w_r, \xi_i\rangle > 0]\,\sigma(\langle w_r, \xi_i + \epsilon_i\rangle)$")
         ax.set_ylabel(r"$\langle\nabla F_0, W^*\rangle / 2L$")
         ax.set_title(f"positive margins at t = {T}")
         ax.legend(loc="lower right", fontsize=10)

@@ -33,7 +33,7 @@ __all__ = ["AssumptionConfig", "Condition", "anticoncentration_probability", "an
            "anticoncentration_vacuous_from",
            "lemma_b2_margin", "lemma_b2_min_d", "lemma_b2_failure_bound", "lemma_b2_probability",
            "proof_exponent_single", "proof_exponent_multi", "c_mu_threshold", "check_assumption41",
-           "conditions_markdown", "conditions_html", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
+           "conditions_markdown", "conditions_html", "premises", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
 
 C_MU_PAPER = C_MU_THRESHOLD  # Assumption 4.1(7), under the name of this module's tables
 N_SNR2_SINGLE_MAX = 1.8  # proof of Lemma 5.2: n SNR^2 <= 1.8
@@ -65,7 +65,7 @@ class Condition:
     """One explicit condition: ``key`` (e.g. ``"1a"``; the digit is the item of Assumption 4.1),
     ``paper`` (the item as the paper states it), ``explicit`` (the inequality evaluated), ``source``
     (the lemma whose proof states it, or ``"ours"``), ``lhs`` ``relation`` ``rhs`` with
-    ``relation`` in ``{"<=", ">="}``, and ``holds``."""
+    ``relation`` in ``{"<=", "<", ">=", ">"}``, and ``holds``."""
 
     key: str
     paper: str
@@ -80,7 +80,7 @@ class Condition:
     def factor(self) -> float:
         """The margin ``rhs/lhs`` (for ``<=``) or ``lhs/rhs`` (for ``>=``), which is at least 1 exactly when
         the condition holds (for positive sides)."""
-        if self.relation == "<=":
+        if self.relation in ("<=", "<"):
             return self.rhs / self.lhs if self.lhs != 0 else math.inf
         return self.lhs / self.rhs if self.rhs != 0 else math.inf
 
@@ -233,7 +233,7 @@ def c_mu_threshold(n_snr2: float, exponent: float = 0.5, slack: float = 0.01) ->
 # Assumption 4.1, item by item
 # --------------------------------------------------------------------------------------------
 def _cond(key, paper, explicit, source, lhs, relation, rhs) -> Condition:
-    holds = lhs <= rhs if relation == "<=" else lhs >= rhs
+    holds = {"<=": lhs <= rhs, "<": lhs < rhs, ">=": lhs >= rhs, ">": lhs > rhs}[relation]
     return Condition(key=key, paper=paper, explicit=explicit, source=source, lhs=float(lhs), relation=relation,
                      rhs=float(rhs), holds=bool(holds))
 
@@ -280,13 +280,13 @@ def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
     P6 = "n·SNR² = Θ(1)"
     P7 = "C_μ ≥ 2.66"
     return [
-        _cond("1a", P1, "d > n² log(6n²/δ)", "proof of Lemma C.2", d, ">=", n ** 2 * L(6 * n ** 2 / dl)),
+        _cond("1a", P1, "d > n² log(6n²/δ)", "proof of Lemma C.2", d, ">", n ** 2 * L(6 * n ** 2 / dl)),
         _cond("1b", P1, "d ≥ 400n/(σ₀σ_ξ)·√(log(6n/δ)/(−π log(1−δ²/4m²)))",
               "Lemma B.2", d, ">=", lemma_b2_min_d(cfg, dl)),
         _cond("1b~", P1, "1b for modality 2 (d~, σ_ξ~)", "Lemma B.2", cfg.d_tilde, ">=",
               lemma_b2_min_d(cfg, dl, tilde=True)),
         _cond("1c", P1, "d ≥ 1/(σ₀²‖μ‖²)", "ours", d, ">=", 1 / (s0 * mu) ** 2),
-        _cond("1d", P1, "d > 10⁴ log(6n²/δ)", "proof of Lemma D.8", d, ">=", 1e4 * L(6 * n ** 2 / dl)),
+        _cond("1d", P1, "d > 10⁴ log(6n²/δ)", "proof of Lemma D.8", d, ">", 1e4 * L(6 * n ** 2 / dl)),
         _cond("2a", P2, "η ≤ nmτ/(12σ_ξ²d)", "proof of Prop. C.13", eta, "<=",
               n * m * tau / (12 * s ** 2 * d)),
         _cond("2b", P2, "η ≤ mτ/‖μ‖²", "ours", eta, "<=", m * tau / mu ** 2),
@@ -302,7 +302,7 @@ def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
         _cond("4d", P4, "m ≥ log(1/δ)", "ours", m, ">=", L(1 / dl)),
         _cond("5a", P5, "σ_ε ≤ ‖μ‖/√(2 log(6n/δ))", "proof of Lemma C.2", cfg.sigma_eps, "<=",
               mu / math.sqrt(2 * L(6 * n / dl))),
-        _cond("5b", P5, "σ_ε < σ_ξ", "proof of Lemma C.2", cfg.sigma_eps, "<=", s),
+        _cond("5b", P5, "σ_ε < σ_ξ", "proof of Lemma C.2", cfg.sigma_eps, "<", s),
         _cond("6a", P6, "n·SNR² ≤ 1.8", "proof of Lemma 5.2", nsnr2, "<=", N_SNR2_SINGLE_MAX),
         _cond("6a'", P6, "log(1+0.52η‖μ‖²/(mτ)) / log(1+0.96ησ_ξ²d/(nmτ)) ≤ 1",
               "proof of Lemma 5.2", proof_exponent_single(cfg), "<=", 1.0),
@@ -313,6 +313,31 @@ def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
         _cond("7c", P7, "log(1+1.06ησ_ξ²d/(nmτ)) / log(1+0.48C_μη‖μ‖²/(mτ)) ≤ 1/2",
               "proof of Lemma 5.4", proof_exponent_multi(cfg), "<=", 0.5),
     ]
+
+
+def premises(cfg: SyntheticConfig, keys=None, acfg: AssumptionConfig = AssumptionConfig()) -> str:
+    """Which conditions of Assumption 4.1 fail at ``cfg``, in words, for the claims register.
+
+    ``keys`` restricts the answer to the conditions a statement's proof uses (e.g. ``("1a", "3a",
+    "4c")``); an unknown key is a ValueError.  Returns e.g. ``"Assumption 4.1 fails at this setting
+    in 11 of 22 conditions: 1a, 1b, ..."`` or ``"the conditions 2a, 6a of Assumption 4.1 hold at this
+    setting (delta = 0.1)"``.
+    """
+    conds = check_assumption41(cfg, acfg)
+    if keys is not None:
+        if isinstance(keys, str):
+            keys = (keys,)
+        valid = [c.key for c in conds]
+        unknown = [k for k in keys if k not in valid]
+        if unknown:
+            raise ValueError(f"keys={list(keys)!r}: {unknown} are not conditions of Assumption 4.1; valid: {valid}")
+        conds = [c for c in conds if c.key in keys]
+    bad = [c.key for c in conds if not c.holds]
+    where = f"(delta = {acfg.delta:g})"
+    if not bad:
+        return f"the conditions {', '.join(c.key for c in conds)} of Assumption 4.1 hold at this setting {where}"
+    return (f"Assumption 4.1 fails at this setting in {len(bad)} of {len(conds)} conditions"
+            f"{' its proof uses' if keys is not None else ''}: {', '.join(bad)} {where}")
 
 
 def _fmt(x: float) -> str:
@@ -330,7 +355,7 @@ def _check_conditions(conditions) -> None:
 
 
 def _cells(c: Condition) -> tuple:
-    return (c.key, c.explicit, c.source, _fmt(c.lhs), f"{'≤' if c.relation == '<=' else '≥'} {_fmt(c.rhs)}",
+    return (c.key, c.explicit, c.source, _fmt(c.lhs), f"{ {'<=': '≤', '<': '<', '>=': '≥', '>': '>'}[c.relation]} {_fmt(c.rhs)}",
             "yes" if c.holds else "no", _fmt(c.factor))
 
 

@@ -87,3 +87,29 @@ def test_chapters_offer_download_and_launch_buttons(browser, server):
     # _config.yml sets no repository URL: no button may point at a repository that does not exist
     assert "mybinder.org" not in html and "colab.research.google.com" not in html
     assert "repository-button" not in html and "github.com/mmcl" not in html
+
+
+@pytest.mark.book
+def test_claims_page_holds_every_chapters_claims_and_its_links_resolve(browser, server, html_root):
+    """The Claims page has one row per claim of the executed chapters (read back from the chapters' own
+    check tables), every chapter contributes, and every row's link opens a page with that anchor."""
+    from mmcl.booksupport.claims import parse_html
+
+    chapters = [p for p in PAGES if re.match(r"book/\d\d_", p)]
+    per_chapter = {p: parse_html((html_root / p).read_text()) for p in chapters}
+    silent = [p for p, rows in per_chapter.items() if not rows]
+    assert not silent, f"chapters with no claims on their page: {silent}"
+    _open(browser, server, "book/claims.html")
+    rows = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.mmcl-claims-register tbody tr')).map(r => "
+        "[r.querySelector('a').getAttribute('href'), r.querySelector('.mmcl-verdict').innerText])")
+    assert len(rows) == sum(len(v) for v in per_chapter.values()), "the Claims page does not list every claim"
+    summary = browser.execute_script("return document.querySelector('.mmcl-claims-summary').innerText")
+    assert f"{len(rows)} claims from {len(chapters)} chapters" in summary, summary
+    missing = []
+    for href, _verdict in rows:
+        page, _, anchor = href.partition("#")
+        target = (html_root / "book" / page).resolve()
+        if not target.exists() or (anchor and f'id="{anchor}"' not in target.read_text()):
+            missing.append(href)
+    assert not missing, f"Claims page links that open no section: {sorted(set(missing))[:10]}"

@@ -178,7 +178,9 @@ def run_one(run: str, seed: int = 0, *, data_cfg: ColoredMNISTConfig = ColoredMN
             data: Optional[ColoredMNIST] = None, progress: Optional[bool] = None,
             cache: bool = True) -> RunResult:
     """Train and evaluate ``run`` (a key of ``RUNS`` or ``ABLATIONS``) at ``seed``, through
-    the on-disk cache (key: the run's spec, all settings, the seed, the device type and ``source``)."""
+    the on-disk cache (key: the run's spec, all settings, the seed, the device type, ``source`` and, on
+    the CPU, torch's thread count: the supervised runs' last digits differ between one and two threads,
+    so a cache filled by ``mmcl coloredmnist`` must not feed the book, which computes on one)."""
     spec = run_spec(run)
     check_int("seed", seed, minimum=0)
     check_number("probe_l2", probe_l2, low=0)
@@ -189,6 +191,8 @@ def run_one(run: str, seed: int = 0, *, data_cfg: ColoredMNISTConfig = ColoredMN
     params = {"run": run, "spec": repr(spec), "data": asdict(data_cfg), "train": asdict(train_cfg),
               "probe_l2": probe_l2, "seed": seed, "device": dev.type,
               "source": None if source is None else str(Path(source).resolve())}
+    if dev.type == "cpu":
+        params["threads"] = torch.get_num_threads()
 
     def compute():
         d = data if data is not None else make_colored_mnist(data_cfg, seed, source)

@@ -1,0 +1,421 @@
+"""The claims register: the one place where a chapter asserts a claim.
+
+Every check cell of the book states its claims through a :class:`Claims` object (``env.claims``,
+made by :func:`~mmcl.booksupport.chapter_setup`)::
+
+    claims.upper("the measured rate stays below the rate Lemma 5.2 guarantees",
+                 paper="Lemma 5.2", verdict="outside", observed=fit.rate, bound=rate_lemma,
+                 premises="Assumption 4.1 fails at Figure 1 (conditions 1b, 4a, ...)")
+
+Each call records one row -- the claim in our words, the paper's statement it concerns, our
+verdict, the observed value, the bound, and the margin -- and raises :class:`ClaimFailed` (an
+``AssertionError``) when the observation contradicts the claim, so that the chapter stops, the
+build fails and nbval fails.  An array-valued ``observed`` (or ``bound``) is checked elementwise;
+the row records the element closest to failing, and how many elements there are.
+
+``paper=`` names a numbered statement of the paper (``"Lemma C.11"``, ``"Theorem 4.2 (1)"``,
+``"Sec. 3.3"``); ``source=`` (a key of ``references.bib``) says when it is another work's.
+
+**Verdicts** (what the row says of the paper, not of the assertion, which always has to hold):
+
+* ``"holds"`` -- the statement's conclusion is borne out where we measured it.  If a premise of
+  the statement fails there, ``premises=`` says which: the row then shows the statement holding
+  beyond its assumptions;
+* ``"fails"`` -- the conclusion is not borne out although the statement's premises held there
+  (``premises=`` must say how they held): a refutation at that setting;
+* ``"outside"`` -- the conclusion (or a step of its proof) is not borne out, and a premise of the
+  statement fails there (``premises=`` must name it): out of the statement's scope, not a
+  refutation;
+* ``"observation"`` -- a number of ours that the prose gives (``paper=`` is what it illustrates).
+
+**Looseness.**  A one-sided bound more than 10x from the observed value (``observed = 0.01``
+against ``bound = 1``) proves little; it is refused unless ``paper_bound=True`` says the bound is
+the paper's own, which the register then marks as loose.  (An integer count within one unit of an
+integer bound, such as 0 against "at most 1", is tight.)  Round-off checks (:meth:`Claims.roundoff`)
+are exempt: their bound is a tolerance.  A tolerance (:meth:`Claims.near`) wider than the target's
+magnitude is refused for the same reason.
+
+**Display and collection.**  In a notebook the claims of a cell are shown after it as a small
+table (an IPython ``post_execute`` hook).  The table's HTML carries the rows as JSON
+(``data-mmcl-claims``); the book's Sphinx extension (:mod:`mmcl.booksupport.sphinx_ext`) reads
+them from every executed chapter and builds the "Claims" page.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from dataclasses import asdict, dataclass
+from typing import List, Optional, Sequence
+
+__all__ = ["Claims", "Claim", "ClaimFailed", "VERDICTS", "PAPER_REF", "render_html", "render_text",
+           "parse_html"]
+
+VERDICTS = ("holds", "fails", "outside", "observation")
+VERDICT_TEXT = {"holds": "holds", "fails": "fails", "outside": "outside the premises",
+                "observation": "our measurement"}
+#: What ``paper=`` may name: a numbered statement, equation, section, figure or table of the paper.
+PAPER_REF = re.compile(r"^(Lemma|Theorem|Corollary|Assumption|Condition|Definition|Proposition|Eq\.|Eqs\.|"
+                       r"Sec\.|Figure|Table|Appendix) \(?([A-Z]\.)?\d+(\.\d+)*\)?[a-z]?( .*)?$")
+#: For another work (``source=``), whose numbering the book may not have: a kind and a number or a
+#: name in parentheses, e.g. ``"Theorem 3.8"`` or ``"Lemma (the loss is a matrix factorisation)"``.
+OTHER_REF = re.compile(r"^(Lemma|Theorem|Corollary|Assumption|Condition|Definition|Proposition|Eq\.|Eqs\.|"
+                       r"Sec\.|Figure|Table|Appendix|Algorithm) (\(?([A-Z]\.)?\d+(\.\d+)*\)?[a-z]?( .*)?|\([^()]{4,}\))$")
+LOOSE_FACTOR = 10.0
+#: The bibliography key of the paper the book accompanies (``source=`` names another cited work).
+MAIN = "huang2024comparison"
+ATTR = "data-mmcl-claims"
+
+
+class ClaimFailed(AssertionError):
+    """A claim of the book that the computation contradicts."""
+
+
+@dataclass
+class Claim:
+    """One row of the register."""
+
+    claim: str
+    paper: str
+    verdict: str
+    kind: str  # "upper", "lower", "between", "near", "equal", "roundoff", "true"
+    observed: Optional[float]
+    bound: Optional[float]
+    margin: Optional[float]  # relative slack; 0 at the bound, 1 when the observation is far inside
+    size: int = 1  # elements checked
+    premises: str = ""
+    note: str = ""
+    paper_bound: bool = False
+    section: str = ""  # a MyST label of the section that discusses the claim ("" = where it is checked)
+    chapter: str = ""
+    tol: Optional[float] = None  # the tolerance of a "near" claim
+    source: str = "huang2024comparison"  # the bibliography key of the work whose statement it is
+    high: Optional[float] = None  # the upper end of a "between" claim (``bound`` is the lower)
+
+    def bound_text(self) -> str:
+        if self.kind == "true":
+            return "true"
+        b = _fmt(self.bound)
+        sign = {"upper": "≤ ", "lower": "≥ ", "roundoff": "≤ ", "equal": "= "}.get(self.kind, "")
+        if self.kind == "near":
+            return f"{b} ± {_fmt(self.tol)}"
+        if self.kind == "between":
+            return f"in [{b}, {_fmt(self.high)}]"
+        return sign + b
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return str(x)
+    x = float(x)
+    if x == int(x) and abs(x) < 1e6:
+        return str(int(x))
+    a = abs(x)
+    if a >= 1e4 or a < 1e-3:
+        return f"{x:.2e}"
+    return f"{x:.3g}"
+
+
+def _values(x, name: str) -> List[float]:
+    """A number, a bool, a sequence, a numpy array or a torch tensor, as a flat list of floats."""
+    if hasattr(x, "detach"):  # torch
+        x = x.detach().cpu().double().reshape(-1).tolist()
+    elif hasattr(x, "reshape") and hasattr(x, "tolist"):  # numpy
+        x = x.astype(float).reshape(-1).tolist()
+    elif isinstance(x, (list, tuple)):
+        flat = []
+        for v in x:
+            flat.extend(_values(v, name))
+        x = flat
+    else:
+        x = [x]
+    out = []
+    for v in x:
+        if isinstance(v, bool):
+            v = float(v)
+        try:
+            v = float(v)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}={v!r} is not a number, an array or a tensor of numbers") from exc
+        out.append(v)
+    if not out:
+        raise ValueError(f"{name} is empty: a claim needs at least one observed value")
+    return out
+
+
+def _broadcast(obs: List[float], other: List[float], name: str) -> List[float]:
+    if len(other) == len(obs):
+        return other
+    if len(other) == 1:
+        return other * len(obs)
+    raise ValueError(f"{name} has {len(other)} values for {len(obs)} observed values; give one value or one per element")
+
+
+class Claims:
+    """The register of one chapter: call one method per claim; each asserts and records.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's name (its file stem); the Sphinx extension knows the page in any case.
+    display : bool
+        Show each cell's claims as a table after the cell (in IPython).
+    """
+
+    def __init__(self, chapter: str = "", display: bool = True):
+        self.chapter = chapter
+        self.rows: List[Claim] = []
+        self._pending: List[Claim] = []
+        self._section = ""
+        if display:
+            self._install_hook()
+
+    # -- the statements -------------------------------------------------------------------
+    def section(self, label: str) -> "Claims":
+        """Link the following claims to the section with MyST label ``label`` (``""``: the check's)."""
+        if not isinstance(label, str) or (label and not re.match(r"^[A-Za-z][\w-]*$", label)):
+            raise ValueError(f"label={label!r} is not a MyST label (letters, digits, '-', '_')")
+        self._section = label
+        return self
+
+    def upper(self, claim: str, *, paper: str, verdict: str, observed, bound, strict: bool = False,
+              premises: str = "", note: str = "", paper_bound: bool = False,
+              source: str = MAIN) -> None:
+        """``observed <= bound`` (``<`` with ``strict=True``), elementwise."""
+        obs = _values(observed, "observed")
+        bnd = _broadcast(obs, _values(bound, "bound"), "bound")
+        holds = [(o < b) if strict else (o <= b) for o, b in zip(obs, bnd)]
+        margins = [_slack(b - o, b) for o, b in zip(obs, bnd)]
+        self._record(claim, paper, verdict, "upper", obs, bnd, holds, margins, premises, note,
+                            paper_bound, "<" if strict else "<=", source=source)
+
+    def lower(self, claim: str, *, paper: str, verdict: str, observed, bound, strict: bool = False,
+              premises: str = "", note: str = "", paper_bound: bool = False,
+              source: str = MAIN) -> None:
+        """``observed >= bound`` (``>`` with ``strict=True``), elementwise."""
+        obs = _values(observed, "observed")
+        bnd = _broadcast(obs, _values(bound, "bound"), "bound")
+        holds = [(o > b) if strict else (o >= b) for o, b in zip(obs, bnd)]
+        margins = [_slack(o - b, b) for o, b in zip(obs, bnd)]
+        self._record(claim, paper, verdict, "lower", obs, bnd, holds, margins, premises, note,
+                            paper_bound, ">" if strict else ">=", source=source)
+
+    def between(self, claim: str, *, paper: str, verdict: str, observed, low, high, premises: str = "",
+                note: str = "", source: str = MAIN) -> None:
+        """``low <= observed <= high``, elementwise: a range the prose gives ("a few", "between 37 and
+        50").  The element closest to either end must lie within 10x of it."""
+        obs = _values(observed, "observed")
+        lo, hi = float(low), float(high)
+        if not lo < hi:
+            raise ValueError(f"{claim!r}: low={low!r} must be below high={high!r}")
+        holds = [lo <= o <= hi for o in obs]
+        width = (hi - lo) / 2
+        margins = [min(o - lo, hi - o) / width for o in obs]
+        self._record(claim, paper, verdict, "between", obs, [lo] * len(obs), holds, margins, premises, note,
+                     False, f"in [{lo:g}, {hi:g}]", source=source, high=hi)
+
+    def near(self, claim: str, *, paper: str, verdict: str, observed, target, tol=None, rtol=None,
+             premises: str = "", note: str = "", source: str = MAIN) -> None:
+        """``|observed - target| <= tol`` (or ``<= rtol * |target|``), elementwise; ``target`` may be an
+        array."""
+        obs = _values(observed, "observed")
+        tgt = _broadcast(obs, _values(target, "target"), "target")
+        if (tol is None) == (rtol is None):
+            raise ValueError(f"{claim!r}: give exactly one of tol= (absolute) and rtol= (relative to the target)")
+        if tol is not None:
+            tol = float(tol)
+            if not tol > 0:
+                raise ValueError(f"tol={tol!r} must be positive")
+            tols = [tol] * len(obs)
+            wide = [t for t in tgt if t != 0 and tol > abs(t)]
+        else:
+            rtol = float(rtol)
+            if not 0 < rtol <= 1:
+                raise ValueError(f"rtol={rtol!r} must be in (0, 1]")
+            tols = [rtol * abs(t) for t in tgt]
+            wide = [t for t in tgt if t == 0]
+        if wide:
+            raise ValueError(f"{claim!r}: the tolerance is wider than the target {wide[0]:g} itself, so the check "
+                             "cannot tell the value from 0; narrow it, or state a bound with upper()/lower()")
+        holds = [abs(o - t) <= e for o, t, e in zip(obs, tgt, tols)]
+        margins = [1.0 - abs(o - t) / e for o, t, e in zip(obs, tgt, tols)]
+        worst = min(range(len(obs)), key=lambda k: (holds[k], margins[k]))
+        self._record(claim, paper, verdict, "near", obs, tgt, holds, margins, premises, note, False,
+                            f"within {tols[worst]:g} of", tol=tols[worst], source=source)
+
+    def equal(self, claim: str, *, paper: str, verdict: str, observed, value,
+              premises: str = "", note: str = "", source: str = MAIN) -> None:
+        """``observed == value`` exactly, elementwise (counts, flags, exact zeros)."""
+        obs = _values(observed, "observed")
+        val = _broadcast(obs, _values(value, "value"), "value")
+        holds = [o == v for o, v in zip(obs, val)]
+        margins = [0.0 if h else -1.0 for h in holds]
+        self._record(claim, paper, verdict, "equal", obs, val, holds, margins, premises, note, False, "==",
+                            source=source)
+
+    def roundoff(self, claim: str, *, paper: str, observed, tol, verdict: str = "holds",
+                 premises: str = "", note: str = "", source: str = MAIN) -> None:
+        """An exactness claim: ``observed <= tol``, where ``tol`` is a round-off tolerance (no 10x rule)."""
+        obs = _values(observed, "observed")
+        tol = float(tol)
+        if not tol > 0:
+            raise ValueError(f"tol={tol!r} must be positive")
+        bnd = [tol] * len(obs)
+        holds = [abs(o) <= tol for o in obs]
+        margins = [_slack(tol - abs(o), tol) for o in obs]
+        self._record(claim, paper, verdict, "roundoff", [abs(o) for o in obs], bnd, holds, margins,
+                            premises, note, False, "<= (round-off)", source=source)
+
+    def true(self, claim: str, *, paper: str, verdict: str, observed, premises: str = "", note: str = "",
+             source: str = MAIN) -> None:
+        """A yes/no claim (``observed`` a bool or an array of bools, all of which must be true).
+        Prefer a quantitative method where the claim has a number."""
+        obs = _values(observed, "observed")
+        bad = [o for o in obs if o not in (0.0, 1.0)]
+        if bad:
+            raise ValueError(f"{claim!r}: true() takes booleans, got {bad[0]!r}; use upper/lower/near for numbers")
+        holds = [o == 1.0 for o in obs]
+        margins = [0.0 if h else -1.0 for h in holds]
+        self._record(claim, paper, verdict, "true", obs, [1.0] * len(obs), holds, margins, premises,
+                            note, False, "is true", source=source)
+
+    # -- bookkeeping ----------------------------------------------------------------------
+    def _record(self, claim, paper, verdict, kind, obs, bnd, holds, margins, premises, note, paper_bound,
+                relation, tol=None, source=None, high=None) -> None:
+        if not isinstance(source, str) or not re.match(r"^[a-z][\w-]*\d{4}[a-z]*$", source or MAIN):
+            raise ValueError(f"source={source!r} must be a bibliography key of references.bib, e.g. {MAIN!r}")
+        _check_text(claim, paper, verdict, premises, other=(source or MAIN) != MAIN)
+        worst = min(range(len(obs)), key=lambda k: (holds[k], margins[k]))
+        o, b = obs[worst], bnd[worst]
+        if any(math.isnan(v) for v in obs):
+            raise ClaimFailed(f"{claim} ({paper}): the observed value is NaN")
+        if not all(holds):
+            n_bad = sum(not h for h in holds)
+            raise ClaimFailed(f"claim failed: {claim} ({paper}, verdict {verdict!r}): observed {o:.6g} {relation} "
+                              f"{b:.6g} does not hold" + (f" ({n_bad} of {len(obs)} elements)" if len(obs) > 1 else ""))
+        ends = [e for e in (b, high) if kind == "between" and e != 0]
+        if ends and min(_ratio(o, e) for e in ends) > LOOSE_FACTOR:
+            raise ValueError(f"{claim!r}: the range [{b:g}, {high:g}] has no end within 10x of the observed {o:g}; "
+                             "narrow it")
+        if kind in ("upper", "lower") and not paper_bound and not _near_count(o, b):
+            ratio = _ratio(o, b)
+            if ratio > LOOSE_FACTOR:
+                raise ValueError(
+                    f"{claim!r}: the bound {b:g} is {ratio:.3g}x from the observed {o:g}; a check that loose "
+                    "cannot fail for the reason it states. Tighten the bound, or pass paper_bound=True if it is "
+                    "the paper's own bound (the register then marks it loose)")
+        row = Claim(claim=claim, paper=paper, verdict=verdict, kind=kind, observed=o, bound=b,
+                    margin=margins[worst], size=len(obs), premises=premises, note=note,
+                    paper_bound=bool(paper_bound), section=self._section, chapter=self.chapter, tol=tol,
+                    source=source or MAIN, high=high)
+        if kind in ("upper", "lower") and paper_bound:
+            row.note = (note + "; " if note else "") + f"the paper's bound, {_ratio(o, b):.3g}x from the observed value"
+        self.rows.append(row)
+        self._pending.append(row)
+
+    def pending(self) -> List[Claim]:
+        """The claims recorded since the last display (and forget them)."""
+        out, self._pending = self._pending, []
+        return out
+
+    def _install_hook(self) -> None:
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover
+            return
+        ip = get_ipython()
+        if ip is None:
+            return
+        # one hook per kernel, showing the latest register's rows (a re-run of the set-up cell
+        # replaces the register instead of adding a second table)
+        for cb in list(ip.events.callbacks.get("post_execute", [])):
+            if getattr(cb, "_mmcl_claims", False):
+                ip.events.unregister("post_execute", cb)
+
+        def show():
+            rows = self.pending()
+            if rows:
+                from IPython.display import display
+                display({"text/html": render_html(rows), "text/plain": render_text(rows)}, raw=True)
+
+        show._mmcl_claims = True  # type: ignore[attr-defined]
+        ip.events.register("post_execute", show)
+
+
+def _slack(diff: float, bound: float) -> float:
+    scale = abs(bound) if bound != 0 else 1.0
+    return diff / scale
+
+
+def _near_count(o: float, b: float) -> bool:
+    """A count against a bound one unit away ("at most one of six runs", observed 0): tight."""
+    return float(o).is_integer() and float(b).is_integer() and abs(o - b) <= 1
+
+
+def _ratio(o: float, b: float) -> float:
+    """How far a one-sided bound is from the observed value, as a factor (1 = at the bound)."""
+    if b == 0:
+        return 1.0  # a sign claim (observed <= 0): tight by nature
+    if o == 0 or (o > 0) != (b > 0):
+        return math.inf if abs(b) > 0 and o == 0 else abs(o - b) / abs(b) + 1.0
+    return max(abs(o / b), abs(b / o))
+
+
+def _check_text(claim, paper, verdict, premises, other=False) -> None:
+    if not isinstance(claim, str) or len(claim.strip()) < 8:
+        raise ValueError(f"claim={claim!r}: state the claim in words (at least a short sentence)")
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict={verdict!r} is not one of {', '.join(map(repr, VERDICTS))}")
+    if other:
+        if not isinstance(paper, str) or not OTHER_REF.match(paper):
+            raise ValueError(f"paper={paper!r} must name the cited work's statement, e.g. 'Theorem 3.8' or "
+                             "'Lemma (the loss is a matrix factorisation)'")
+    elif not isinstance(paper, str) or not PAPER_REF.match(paper):
+        raise ValueError(f"paper={paper!r} must name the paper's statement, e.g. 'Lemma 5.2', 'Lemma C.11', "
+                         "'Theorem 4.2', 'Eq. (13)', 'Sec. 3.3', 'Figure 1', 'Table 1'")
+    if verdict in ("fails", "outside") and not (isinstance(premises, str) and premises.strip()):
+        raise ValueError(f"{claim!r}: verdict={verdict!r} needs premises=, saying "
+                         + ("how the statement's premises held where it failed" if verdict == "fails"
+                            else "which of the statement's premises fails where it was measured"))
+
+
+# -- rendering -------------------------------------------------------------------------------
+def _row_dict(r: Claim) -> dict:
+    d = asdict(r)
+    d["bound_text"] = r.bound_text()
+    return d
+
+
+def render_text(rows: Sequence[Claim]) -> str:
+    """The rows as plain text (what a terminal shows)."""
+    lines = []
+    for r in rows:
+        lines.append(f"[{VERDICT_TEXT[r.verdict]}] {r.paper}: {r.claim} -- observed {_fmt(r.observed)}"
+                     f" ({r.bound_text()})" + (f" over {r.size} values" if r.size > 1 else ""))
+    return "\n".join(lines)
+
+
+def render_html(rows: Sequence[Claim]) -> str:
+    """The rows as an HTML table carrying their JSON (read back by :func:`parse_html`)."""
+    data = html.escape(json.dumps([_row_dict(r) for r in rows]), quote=True)
+    body = "".join(
+        f"<tr><td>{html.escape(r.paper)}</td><td>{html.escape(r.claim)}</td>"
+        f"<td class='mmcl-verdict mmcl-{r.verdict}'>{VERDICT_TEXT[r.verdict]}</td>"
+        f"<td>{_fmt(r.observed)}{' (worst of ' + str(r.size) + ')' if r.size > 1 else ''}</td>"
+        f"<td>{html.escape(r.bound_text())}</td></tr>" for r in rows)
+    return (f"<table class='mmcl-claims table' {ATTR}=\"{data}\"><thead><tr><th>paper</th><th>claim</th>"
+            f"<th>verdict</th><th>observed</th><th>bound</th></tr></thead><tbody>{body}</tbody></table>")
+
+
+_ATTR_RE = re.compile(ATTR + r'="([^"]*)"')
+
+
+def parse_html(text: str) -> List[dict]:
+    """The rows carried by every claims table in ``text`` (the inverse of :func:`render_html`)."""
+    out = []
+    for m in _ATTR_RE.finditer(text):
+        out.extend(json.loads(html.unescape(m.group(1))))
+    return out

@@ -1,0 +1,307 @@
+"""The claims register (mmcl.booksupport.claims): every check of the book asserts through it, each
+call can fail, loose or unexplained verdicts are refused, and the Sphinx extension collects the rows
+of the executed chapters into the Claims page."""
+import ast
+import io
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from mmcl.booksupport import claims as cl
+from mmcl.booksupport.claims import ClaimFailed, Claims
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+METHODS = {"upper", "lower", "between", "near", "equal", "roundoff", "true", "section"}
+
+
+def _reg():
+    return Claims("test", display=False)
+
+
+# -- each kind of claim asserts, elementwise, and records the element closest to failing --------------
+def test_upper_and_lower_hold_and_fail_elementwise():
+    c = _reg()
+    c.upper("every rate stays below the bound", paper="Lemma 5.2", verdict="holds",
+            observed=torch.tensor([0.3, 0.45, 0.2]), bound=0.5)
+    row = c.rows[-1]
+    assert row.observed == pytest.approx(0.45) and row.size == 3 and row.margin == pytest.approx(0.1)
+    with pytest.raises(ClaimFailed, match=r"1 of 3 elements"):
+        c.upper("every rate stays below the bound", paper="Lemma 5.2", verdict="holds",
+                observed=[0.3, 0.55, 0.2], bound=0.5)
+    with pytest.raises(ClaimFailed):
+        c.upper("strictly below the bound", paper="Lemma 5.2", verdict="holds", observed=0.5, bound=0.5, strict=True)
+    c.lower("every sample memorised at T1", paper="Lemma 5.2", verdict="holds", observed=np.array([1.4, 2.0]),
+            bound=1.0)
+    with pytest.raises(ClaimFailed):
+        c.lower("every sample memorised at T1", paper="Lemma 5.2", verdict="holds", observed=[0.9, 2.0], bound=1.0)
+    assert len(c.rows) == 2  # failed claims are not recorded
+
+
+def test_bounds_broadcast_elementwise():
+    c = _reg()
+    c.upper("each rate below its own bound", paper="Lemma 5.2", verdict="holds", observed=[1.0, 2.0], bound=[1.5, 2.5])
+    with pytest.raises(ClaimFailed):
+        c.upper("each rate below its own bound", paper="Lemma 5.2", verdict="holds", observed=[1.0, 2.0],
+                bound=[1.5, 1.9])
+    with pytest.raises(ValueError, match="bound has 3 values for 2"):
+        c.upper("each rate below its own bound", paper="Lemma 5.2", verdict="holds", observed=[1.0, 2.0],
+                bound=[1, 2, 3])
+
+
+def test_near_between_equal_roundoff_true():
+    c = _reg()
+    c.near("about half the rate", paper="Lemma 5.2", verdict="observation", observed=0.53, target=0.5, tol=0.1)
+    with pytest.raises(ClaimFailed):
+        c.near("about half the rate", paper="Lemma 5.2", verdict="observation", observed=0.61, target=0.5, tol=0.1)
+    c.near("within a quarter of the predicted rate", paper="Lemma C.11", verdict="observation",
+           observed=[0.02, 0.021], target=[0.019, 0.02], rtol=0.25)
+    with pytest.raises(ClaimFailed):
+        c.near("within a quarter of the predicted rate", paper="Lemma C.11", verdict="observation",
+               observed=[0.02, 0.03], target=[0.019, 0.02], rtol=0.25)
+    c.between("a few neurons flip per seed", paper="Lemma C.3", verdict="outside", observed=[2, 4], low=1, high=10,
+              premises="d is too small")
+    with pytest.raises(ClaimFailed):
+        c.between("a few neurons flip per seed", paper="Lemma C.3", verdict="outside", observed=[0, 4], low=1,
+                  high=10, premises="d is too small")
+    c.equal("no neuron leaves its signal set", paper="Lemma C.3", verdict="holds", observed=torch.zeros(3), value=0)
+    with pytest.raises(ClaimFailed):
+        c.equal("no neuron leaves its signal set", paper="Lemma C.3", verdict="holds", observed=[0, 1], value=0)
+    c.roundoff("the recursion equals gradient descent", paper="Lemma 5.1", observed=[1e-15, -2e-14], tol=1e-9)
+    assert c.rows[-1].observed == pytest.approx(2e-14)  # the magnitude is what is bounded
+    with pytest.raises(ClaimFailed):
+        c.roundoff("the recursion equals gradient descent", paper="Lemma 5.1", observed=3e-9, tol=1e-9)
+    c.true("the fit is monotone on every seed", paper="Lemma 5.2", verdict="holds", observed=[True, True])
+    with pytest.raises(ClaimFailed):
+        c.true("the fit is monotone on every seed", paper="Lemma 5.2", verdict="holds", observed=torch.tensor([True, False]))
+    with pytest.raises(ValueError, match="takes booleans"):
+        c.true("a number passed as a flag", paper="Lemma 5.2", verdict="holds", observed=0.7)
+
+
+def test_nan_fails_instead_of_passing():
+    c = _reg()
+    with pytest.raises(ClaimFailed, match="NaN"):
+        c.upper("the error stays below the bound", paper="Theorem 4.2", verdict="holds", observed=[0.1, math.nan],
+                bound=0.2)
+    with pytest.raises(ClaimFailed):
+        c.near("the rate is about half", paper="Lemma 5.2", verdict="observation", observed=math.nan, target=0.5,
+               tol=0.1)
+
+
+# -- the rules that keep a check able to fail ------------------------------------------------------------
+def test_a_loose_bound_is_refused_unless_it_is_the_papers():
+    c = _reg()
+    with pytest.raises(ValueError, match="100x from the observed"):
+        c.upper("rho stays below 115", paper="Lemma 5.4", verdict="holds", observed=1.15, bound=115)
+    with pytest.raises(ValueError, match="from the observed"):
+        c.lower("some pairs pick up memorisation", paper="Lemma C.7", verdict="holds", observed=0.5, bound=1e-3)
+    with pytest.raises(ValueError, match="from the observed"):  # an exact zero against a positive bound
+        c.upper("no flips at all", paper="Lemma C.3", verdict="holds", observed=0.0, bound=3)
+    c.upper("at most one of six runs fails", paper="Lemma C.3", verdict="holds", observed=0, bound=1)  # a count
+    with pytest.raises(ValueError, match="from the observed"):
+        c.upper("at most half a flip", paper="Lemma C.3", verdict="holds", observed=0.0, bound=0.5)
+    c.upper("the proof's explicit noise bound holds", paper="Lemma 5.4", verdict="holds", observed=1.15, bound=115,
+            paper_bound=True)
+    assert c.rows[-1].paper_bound and "100x" in c.rows[-1].note
+    c.upper("a sign claim: the drift is negative", paper="Lemma D.13", verdict="holds", observed=-3.0, bound=0.0)
+    with pytest.raises(ValueError, match="wider than the target"):
+        c.near("about 0.1", paper="Lemma 5.2", verdict="observation", observed=0.1, target=0.1, tol=0.5)
+    with pytest.raises(ValueError, match="no end within 10x"):
+        c.between("somewhere in a wide range", paper="Lemma C.3", verdict="observation", observed=50, low=1,
+                  high=1000)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(verdict="true"), "verdict='true' is not one of"),
+    (dict(paper="lemma 5.2"), "must name the paper's statement"),
+    (dict(paper="Lemma C.3/C.7"), "must name the paper's statement"),
+    (dict(verdict="fails"), "needs premises=, saying how the statement's premises held"),
+    (dict(verdict="outside"), "needs premises=, saying which of the statement's premises fails"),
+    (dict(claim="x"), "state the claim in words"),
+    (dict(source="Zhang et al."), "bibliography key"),
+])
+def test_bad_statements_are_refused_with_the_parameter_named(kw, match):
+    args = dict(claim="the rate stays below the bound", paper="Lemma 5.2", verdict="holds")
+    args.update(kw)
+    claim = args.pop("claim")
+    with pytest.raises(ValueError, match=re.escape(match)):
+        _reg().upper(claim, observed=0.3, bound=0.5, **args)
+
+
+def test_paper_references_accept_the_papers_numbering():
+    for ref in ("Lemma 5.2", "Lemma C.11", "Lemma D.12", "Theorem 4.2 (1)", "Assumption 4.1 (6b)", "Eq. (13)",
+                "Eqs. (12)", "Sec. 3.3", "Figure 1", "Table 1", "Proposition C.13", "Lemma B.1"):
+        assert cl.PAPER_REF.match(ref), ref
+    c = _reg()
+    c.upper("the factorisation lemma holds to round-off", paper="Lemma 1", verdict="holds", observed=0.4, bound=0.5,
+            source="zhang2023mmcl")
+    assert c.rows[-1].source == "zhang2023mmcl"
+    c.upper("the factorisation lemma holds to round-off", paper="Lemma (the loss is a factorisation)",
+            verdict="holds", observed=0.4, bound=0.5, source="zhang2023mmcl")
+    with pytest.raises(ValueError, match="must name the paper's statement"):  # a name alone: only for other works
+        c.upper("the factorisation lemma holds to round-off", paper="Lemma (the loss is a factorisation)",
+                verdict="holds", observed=0.4, bound=0.5)
+    with pytest.raises(ValueError, match="cited work's statement"):
+        c.upper("the factorisation lemma holds to round-off", paper="the factorisation lemma", verdict="holds",
+                observed=0.4, bound=0.5, source="zhang2023mmcl")
+
+
+def test_section_labels_are_checked_and_recorded():
+    c = _reg()
+    c.section("sec-stage1-growth")
+    c.upper("the rate stays below the bound", paper="Lemma 5.2", verdict="holds", observed=0.3, bound=0.5)
+    assert c.rows[-1].section == "sec-stage1-growth"
+    with pytest.raises(ValueError, match="not a MyST label"):
+        c.section("two words")
+
+
+def test_html_carries_the_rows_and_parses_back():
+    c = _reg()
+    c.upper("the rate <stays> below \"the\" bound", paper="Lemma 5.2", verdict="outside", observed=[0.3, 0.4],
+            bound=0.5, premises="4c fails & so on")
+    c.near("about half the rate", paper="Lemma 5.2", verdict="observation", observed=0.53, target=0.5, tol=0.1)
+    text = cl.render_html(c.rows)
+    back = cl.parse_html("<div>" + text + "</div>" + text)
+    assert len(back) == 4
+    assert back[0]["claim"] == 'the rate <stays> below "the" bound' and back[0]["premises"] == "4c fails & so on"
+    assert back[1]["bound_text"] == "0.5 ± 0.1" and back[0]["bound_text"] == "≤ 0.5"
+    assert "outside the premises" in cl.render_text(c.rows)
+
+
+def test_the_hook_shows_each_cells_claims_once(monkeypatch):
+    shown = []
+
+    class Events:
+        def __init__(self):
+            self.callbacks = {"post_execute": []}
+
+        def register(self, name, cb):
+            self.callbacks[name].append(cb)
+
+        def unregister(self, name, cb):
+            self.callbacks[name].remove(cb)
+
+    class IP:
+        events = Events()
+
+    import IPython
+    import IPython.display
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: IP)
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False: shown.append(obj))
+    Claims("first")
+    c = Claims("second")  # a re-run of the set-up cell replaces the hook
+    assert len(IP.events.callbacks["post_execute"]) == 1
+    c.upper("the rate stays below the bound", paper="Lemma 5.2", verdict="holds", observed=0.3, bound=0.5)
+    IP.events.callbacks["post_execute"][0]()
+    IP.events.callbacks["post_execute"][0]()  # nothing new: nothing shown
+    assert len(shown) == 1 and cl.parse_html(shown[0]["text/html"])[0]["chapter"] == "second"
+
+
+def test_premises_name_the_failing_conditions():
+    from mmcl.figures import single_stage1 as figs
+    from mmcl.proofs import assumptions
+
+    cfg = figs.config("default")
+    failing = [c.key for c in assumptions.check_assumption41(cfg) if not c.holds]
+    text = assumptions.premises(cfg)
+    assert f"{len(failing)} of 22" in text and all(k in text for k in failing)
+    assert "hold" in assumptions.premises(cfg, ("2a", "6a")) and "fails" not in assumptions.premises(cfg, ("2a",))
+    with pytest.raises(ValueError, match="not conditions of Assumption 4.1"):
+        assumptions.premises(cfg, ("9z",))
+
+
+# -- the chapters: no check outside the register ---------------------------------------------------------
+def _code_cells(path: Path):
+    cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", path.read_text(), flags=re.S)
+    return ["\n".join("" if ln.startswith((":", "%")) else ln for ln in c.splitlines()) for c in cells]
+
+
+def _labels():
+    return set(re.findall(r"^\(([\w-]+)\)=\s*$", "\n".join(p.read_text() for p in (ROOT / "book").glob("*.md")),
+                          flags=re.M))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_assert_only_through_the_register(chapter):
+    bare = [ast.unparse(node)[:80] for cell in _code_cells(chapter) for node in ast.walk(ast.parse(cell))
+            if isinstance(node, (ast.Assert, ast.Raise))]
+    assert not bare, f"{chapter.name}: checks outside the claims register (use env.claims): {bare}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_state_their_claims_well(chapter):
+    labels = _labels()
+    calls = 0
+    for cell in _code_cells(chapter):
+        for node in ast.walk(ast.parse(cell)):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "claims"):
+                continue
+            name = node.func.attr
+            assert name in METHODS, f"{chapter.name}: claims.{name} is not a method of the register"
+            kw = {k.arg: k.value for k in node.keywords}
+            if name == "section":
+                label = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+                assert label in labels, f"{chapter.name}: claims.section({label!r}) names no label of the book"
+                continue
+            calls += 1
+            other = "source" in kw and not (isinstance(kw["source"], ast.Constant) and kw["source"].value == cl.MAIN)
+            ref = cl.OTHER_REF if other else cl.PAPER_REF
+            for key, check in (("verdict", lambda v: v in cl.VERDICTS), ("paper", ref.match)):
+                if isinstance(kw.get(key), ast.Constant):
+                    assert check(kw[key].value), f"{chapter.name}: {key}={kw[key].value!r} in {ast.unparse(node)[:90]}"
+    assert calls >= 3, f"{chapter.name} states {calls} claims through the register; its checks must use env.claims"
+
+
+# -- the Sphinx extension builds the Claims page from the pages' outputs --------------------------------
+def test_the_extension_collects_rows_into_the_claims_page(tmp_path):
+    sphinx_app = pytest.importorskip("sphinx.application")
+    c = _reg()
+    c.section("sec-growth")
+    c.upper("the rate stays below the guaranteed rate", paper="Lemma 5.2", verdict="outside", observed=0.02,
+            bound=0.04, premises="4c fails")
+    c.section("")
+    c.roundoff("the recursion equals gradient descent", paper="Lemma 5.1", observed=1e-15, tol=1e-9)
+    c.upper("the factorisation holds", paper="Lemma 1", verdict="holds", observed=0.4, bound=0.5,
+            source="zhang2023mmcl")
+    src = tmp_path / "src"
+    (src / "book").mkdir(parents=True)
+    (src / "conf.py").write_text("extensions = ['mmcl.booksupport.sphinx_ext']\nhtml_theme = 'basic'\n")
+    (src / "references.bib").write_text("@inproceedings{zhang2023mmcl,\n  title = {T},\n"
+                                        "  author = {Zhang, Qi and Wang, Yifei and Wang, Yisen},\n  year = {2023},\n}\n")
+    (src / "index.rst").write_text("Book\n====\n\n.. toctree::\n\n   book/chapter\n   book/claims\n")
+    table = cl.render_html(c.rows)
+    (src / "book" / "chapter.rst").write_text(
+        "A chapter\n=========\n\n.. _sec-growth:\n\nGrowth\n------\n\nText.\n\nCheck\n-----\n\n"
+        ".. raw:: html\n\n   " + table + "\n")
+    (src / "book" / "claims.rst").write_text("Claims\n======\n\n.. mmcl-claims::\n")
+    warnings = io.StringIO()
+    app = sphinx_app.Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html",
+                            status=None, warning=warnings, freshenv=True)
+    app.build()
+    page = (tmp_path / "out" / "book" / "claims.html").read_text()
+    assert "3 claims from 1 chapters" in page
+    # grouped in the paper's order, the other work's statement last, each row linked to its section
+    assert page.index("Lemma 5.1") < page.index("Lemma 5.2") < page.index("Lemma 1 of Zhang et al. (2023)")
+    assert "href='chapter.html#sec-growth'" in page
+    assert "chapter.html#check" in page
+    assert "4c fails" in page and "outside the premises" in page
+    # the at-a-glance table links each statement to its rows
+    assert "href='#claims-lemma-5-2'" in page and "id='claims-lemma-5-2'" in page
+    assert "label of the book" not in warnings.getvalue()
+    # a label that does not exist is a warning (an error in the book's -W build)
+    c2 = _reg()
+    c2.section("sec-missing")
+    c2.upper("the rate stays below the guaranteed rate", paper="Lemma 5.2", verdict="holds", observed=0.02, bound=0.04)
+    (src / "book" / "chapter.rst").write_text("A chapter\n=========\n\n.. raw:: html\n\n   "
+                                              + cl.render_html(c2.rows) + "\n")
+    warnings = io.StringIO()
+    app = sphinx_app.Sphinx(str(src), str(src), str(tmp_path / "out2"), str(tmp_path / "doctrees2"), "html",
+                            status=None, warning=warnings, freshenv=True)
+    app.build()
+    assert "section='sec-missing'" in warnings.getvalue()

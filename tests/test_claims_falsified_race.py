@@ -1,0 +1,88 @@
+"""Falsification test of one check of the chapter "Phase diagrams": the closed-form race of stage 1.
+
+The chapter (section "The race in closed form") states through its claims register that at Figure 1's
+setting the single-modal noise reaches the level at step 34, long before the signal (118), and that
+sympy's signal rate, derived from Eq. (12) at uniform loss derivatives, is the one
+:func:`mmcl.proofs.predictions.stage1_race` uses.  Here the same claims are made again: at the true
+setting and with the true formulas they pass; at a perturbed setting (n SNR^2 = 5 instead of 1.25) or
+with a deliberately wrong formula (the per-pair noise rate a s in place of the class totals' (a - b) s,
+or a signal rate without the positive's weight a = M/(M+1)) they must raise ClaimFailed.
+"""
+import math
+
+import pytest
+
+from mmcl.booksupport.claims import ClaimFailed, Claims
+from mmcl.experiments.sweep import studies
+from mmcl.proofs.predictions import stage1_race
+from mmcl.proofs.single_stage1 import b_dynamics_prediction, noise_step_scale
+
+BASE = studies.study_base("default")  # the chapter's BASE: Figure 1's setting
+
+
+def claim_fig1_steps(c: Claims, noise_step: float, signal_step: float) -> None:
+    """The chapter's claim, word for word."""
+    c.near("single-modal at Figure 1: the noise reaches the level at step 34, long before the signal (118)",
+           paper="Lemma 5.2", verdict="observation", observed=[noise_step, signal_step], target=[34, 118], tol=0.5)
+
+
+def claim_noise_first(c: Claims, noise_step: float, signal_step: float) -> None:
+    c.upper("single-modal: the noise reaches the level before the signal (Lemma 5.2's story)", paper="Lemma 5.2",
+            verdict="observation", observed=noise_step, bound=signal_step, strict=True)
+
+
+def claim_signal_rate(c: Claims, derived: float, library: float) -> None:
+    c.roundoff("sympy's single-modal signal rate, from Eq. (12) at uniform derivatives, is stage1_race's",
+               paper="Lemma 5.1", verdict="observation", observed=abs(derived / library - 1), tol=1e-12)
+
+
+def at_n_snr2(cfg, value: float):
+    """cfg with ||mu|| (and ||mu~|| = C_mu ||mu||) set so that n SNR^2 = value."""
+    mu = math.sqrt(value / cfg.n) * cfg.sigma_xi * math.sqrt(cfg.d)
+    return cfg.replace(mu_norm=mu, mu_tilde_norm=cfg.c_mu * mu)
+
+
+def signal_rate(cfg, with_a: bool = True) -> float:
+    """kappa = a eta ||mu||^2/(2 m tau), a = M/(M+1): the chapter's sympy result, typed by hand."""
+    a = cfg.M / (cfg.M + 1) if with_a else 1.0
+    return a * cfg.lr * cfg.mu_norm ** 2 / (2 * cfg.m * cfg.tau)
+
+
+def test_control_true_setting_and_formulas_pass():
+    c = Claims("09_phase_diagrams", display=False)
+    race = stage1_race(BASE, "single")
+    claim_fig1_steps(c, race.noise_step, race.signal_step)
+    claim_noise_first(c, race.noise_step, race.signal_step)
+    claim_signal_rate(c, signal_rate(BASE), race.signal_rate)
+    assert len(c.rows) == 3 and math.isclose(BASE.n_snr2, 1.25)
+
+
+def test_perturbed_setting_fails():
+    cfg = at_n_snr2(BASE, 5.0)  # beyond the single-modal boundary (about 3.6 at n = 100): the signal wins
+    race = stage1_race(cfg, "single")
+    assert race.winner == "signal"
+    c = Claims("09_phase_diagrams", display=False)
+    with pytest.raises(ClaimFailed):
+        claim_fig1_steps(c, race.noise_step, race.signal_step)
+    with pytest.raises(ClaimFailed):
+        claim_noise_first(c, race.noise_step, race.signal_step)
+    assert not c.rows  # a failed claim records nothing
+
+
+def test_wrong_noise_formula_fails():
+    # the per-pair rate a s (Lemma 5.2's 0.96 s with its exact constant) instead of the class totals' (a - b) s
+    race = stage1_race(BASE, "single")
+    a, _ = b_dynamics_prediction(BASE)
+    wrong_rate = a * noise_step_scale(BASE)
+    assert wrong_rate > 1.9 * race.noise_rate
+    wrong_step = math.log(race.level / race.noise_init) / math.log1p(wrong_rate)
+    c = Claims("09_phase_diagrams", display=False)
+    with pytest.raises(ClaimFailed):
+        claim_fig1_steps(c, wrong_step, race.signal_step)
+
+
+def test_wrong_signal_formula_fails():
+    race = stage1_race(BASE, "single")
+    c = Claims("09_phase_diagrams", display=False)
+    with pytest.raises(ClaimFailed):
+        claim_signal_rate(c, signal_rate(BASE, with_a=False), race.signal_rate)  # without a = M/(M+1)
