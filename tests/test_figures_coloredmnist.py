@@ -63,14 +63,16 @@ def test_default_size_is_the_chapter_run_and_full_adds_seeds(monkeypatch):
 
 
 def test_run_one_cache_key_is_unchanged(monkeypatch):
-    """The namespace and parameters under which a run is cached (the same dict as before the split)."""
+    """The namespace and parameters under which a run is cached: the dict of before the split, plus the
+    CPU thread count (one thread's and two threads' runs differ in their last digits)."""
     seen = []
     monkeypatch.setattr(runs_mod, "load_or_compute", lambda ns, params, compute: seen.append((ns, params)) or "hit")
     assert run_one("multi", 2, probe_l2=1e-2) == "hit"
     ns, params = seen[0]
     assert ns == "coloredmnist"
     expected = {"run": "multi", "spec": SPEC_MULTI, "data": {**vars(cm.ColoredMNISTConfig())},
-                "train": {**vars(cm.TrainConfig())}, "probe_l2": 1e-2, "seed": 2, "device": "cpu", "source": None}
+                "train": {**vars(cm.TrainConfig())}, "probe_l2": 1e-2, "seed": 2, "device": "cpu", "source": None,
+                "threads": torch.get_num_threads()}
     assert params == expected
     assert params["train"]["epochs"] == 8 and params["data"]["image_size"] == 14
 
