@@ -315,6 +315,7 @@ def test_the_extension_collects_rows_into_the_claims_page(tmp_path):
     assert "4c fails" in page and "outside the premises" in page
     # the at-a-glance table links each statement to its rows
     assert "href='#claims-lemma-5-2'" in page and "id='claims-lemma-5-2'" in page
+    assert page.count("data-verdict='outside'") == 2 and "mmcl-claims.js" in page  # the filter box and its row
     assert "label of the book" not in warnings.getvalue()
     # a label that does not exist is a warning (an error in the book's -W build)
     c2 = _reg()

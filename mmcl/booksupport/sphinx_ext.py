@@ -194,6 +194,10 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                        + "".join(f"<td class='mmcl-verdict mmcl-{v}'>{c.get(v, '') or ''}</td>" for v in VERDICT_TEXT)
                        + "</tr>")
         out.append("</tbody></table>")
+        out.append("<p class='mmcl-claims-filter'>Show: "
+                   + " ".join(f"<label><input type='checkbox' checked data-verdict='{v}'> {VERDICT_TEXT[v]}</label>"
+                              for v in VERDICT_TEXT)
+                   + f" <span class='mmcl-claims-shown'>({len(rows)} of {len(rows)} claims shown)</span></p>")
         out.append("<table class='mmcl-claims-register table'><thead><tr><th>statement</th><th>claim</th>"
                    "<th>verdict</th><th>observed</th><th>bound</th><th>margin</th><th>where</th></tr></thead><tbody>")
         for gkey in order:
@@ -208,20 +212,25 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                     else:
                         doc, anchor, where = labels[r["section"]]
                 uri = app.builder.get_relative_uri(fromdocname, doc) + (f"#{anchor}" if anchor else "")
-                chapter = tex_plain(env.titles[doc].astext()) if doc in env.titles else doc
+                title = tex_plain(env.titles[doc].astext()) if doc in env.titles else doc
+                chapter = title.split(":")[0]  # "Single-modal learning, stage 1: noise is ..." -> its head
                 where = tex_plain(where)
                 notes = "; ".join(x for x in (r.get("premises", ""), r.get("note", "")) if x)
-                head = (f"<td rowspan='{len(grp)}' class='mmcl-statement' id='{_anchor(name)}'>{html.escape(name)}</td>"
-                        if k == 0 else "")
+                # every row names its statement (so a filtered view still does); the repeats are blank
+                # until the verdict filter (mmcl-claims.js) makes a row the first visible one of its group
+                head = (f"<td class='mmcl-statement{' mmcl-repeat' if k else ''}'"
+                        f"{' id=' + repr(_anchor(name)) if k == 0 else ''}>{html.escape(name)}</td>")
                 margin = "" if r["kind"] in ("equal", "true") else f"{100 * r['margin']:.0f} %"
                 size = f" <span class='mmcl-size'>(worst of {r['size']})</span>" if r["size"] > 1 else ""
                 loose = " <span class='mmcl-loose'>(the paper's bound; loose)</span>" if r.get("paper_bound") else ""
                 out.append(
-                    f"<tr>{head}<td>{html.escape(r['claim'])}"
+                    f"<tr class='mmcl-row' data-verdict='{r['verdict']}' data-group='{_anchor(name)}'>{head}"
+                    f"<td>{html.escape(r['claim'])}"
                     + (f"<br><small>{html.escape(notes)}</small>" if notes else "")
                     + f"</td><td class='mmcl-verdict mmcl-{r['verdict']}'>{VERDICT_TEXT[r['verdict']]}</td>"
                     f"<td>{_fmt(r['observed'])}{size}</td><td>{html.escape(r['bound_text'])}{loose}</td>"
-                    f"<td>{margin}</td><td><a class='reference internal' href='{html.escape(uri)}'>"
+                    f"<td>{margin}</td><td><a class='reference internal' href='{html.escape(uri)}' "
+                    f"title='{html.escape(title, quote=True)}'>"
                     f"{html.escape(chapter)}{' § ' + html.escape(where) if where else ''}</a></td></tr>")
         out.append("</tbody></table>")
         node.replace_self(nodes.raw("", "\n".join(out), format="html"))
@@ -235,6 +244,7 @@ def setup(app):
     app.connect("config-inited", _buttons)
     app.connect("config-inited", _static)
     app.add_css_file("mmcl-claims.css")
+    app.add_js_file("mmcl-claims.js")
     app.connect("builder-inited", _figures_page)
     app.add_node(claims_table)
     app.add_directive("mmcl-claims", ClaimsDirective)

@@ -113,3 +113,27 @@ def test_claims_page_holds_every_chapters_claims_and_its_links_resolve(browser, 
         if not target.exists() or (anchor and f'id="{anchor}"' not in target.read_text()):
             missing.append(href)
     assert not missing, f"Claims page links that open no section: {sorted(set(missing))[:10]}"
+
+
+@pytest.mark.book
+def test_claims_page_filters_by_verdict(browser, server):
+    """Unticking a verdict hides exactly its rows, and each statement still names itself on its first
+    visible row."""
+    _open(browser, server, "book/claims.html")
+    count = "return document.querySelectorAll('table.mmcl-claims-register tbody tr:not([hidden])').length"
+    total = browser.execute_script(count)
+    ours = browser.execute_script(
+        "return document.querySelectorAll('table.mmcl-claims-register tr[data-verdict=\"observation\"]').length")
+    assert total > ours > 0
+    browser.execute_script("document.querySelector(\".mmcl-claims-filter input[data-verdict='observation']\").click()")
+    assert browser.execute_script(count) == total - ours
+    unnamed = browser.execute_script("""
+        const seen = new Set(); let bad = 0;
+        for (const tr of document.querySelectorAll('table.mmcl-claims-register tbody tr:not([hidden])')) {
+          const first = !seen.has(tr.dataset.group); seen.add(tr.dataset.group);
+          if (first === tr.cells[0].classList.contains('mmcl-repeat')) bad += 1;
+        }
+        return bad;""")
+    assert unnamed == 0, f"{unnamed} rows name their statement wrongly after filtering"
+    shown = browser.execute_script("return document.querySelector('.mmcl-claims-shown').innerText")
+    assert f"{total - ours} of {total}" in shown
