@@ -211,6 +211,8 @@ def test_premises_name_the_failing_conditions():
     text = assumptions.premises(cfg)
     assert f"{len(failing)} of 22" in text and all(k in text for k in failing)
     assert "hold" in assumptions.premises(cfg, ("2a", "6a")) and "fails" not in assumptions.premises(cfg, ("2a",))
+    assert assumptions.premises_hold(cfg, ("2a", "6a")) and not assumptions.premises_hold(cfg)
+    assert not assumptions.premises_hold(cfg, ("2a", "4c"))
     with pytest.raises(ValueError, match="not conditions of Assumption 4.1"):
         assumptions.premises(cfg, ("9z",))
 

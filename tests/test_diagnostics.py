@@ -6,16 +6,12 @@ import torch
 
 import mmcl
 from mmcl.proofs import single_stage1 as dg
-from helpers import f64
+from helpers import f64, gd_and_recursion
 
 
 @pytest.fixture(scope="module")
 def run(small_cfg):
-    cfg = small_cfg.replace(n_epochs=60, sigma0=0.05)
-    data = f64(cfg, 3)
-    gd = mmcl.simulate(cfg, data, "single", "gd", keep_weights=True, record_derivatives=True)
-    rec = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
-    return cfg, data, gd, rec
+    return gd_and_recursion(small_cfg.replace(n_epochs=60, sigma0=0.05), "single")
 
 
 def _orthogonal_noise(cfg, seed):

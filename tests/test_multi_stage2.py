@@ -13,16 +13,12 @@ from mmcl.model.data import SyntheticData
 from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs import multi_stage2 as ms2
 from mmcl.proofs import single_stage2 as cv
-from helpers import f64
+from helpers import f64, gd_and_recursion
 
 
 @pytest.fixture(scope="module")
 def run(small_cfg):
-    cfg = small_cfg.replace(n_epochs=40, sigma0=0.05)
-    data = f64(cfg, 3)
-    gd = mmcl.simulate(cfg, data, "multi", "gd", keep_weights=True, record_derivatives=True)
-    rec = mmcl.simulate(cfg, data, "multi", "recursion", record_derivatives=True)
-    return cfg, data, gd, rec
+    return gd_and_recursion(small_cfg.replace(n_epochs=40, sigma0=0.05), "multi")
 
 
 def _w_star(data, lam, theta=None, theta_t=None):

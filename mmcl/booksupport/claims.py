@@ -359,9 +359,11 @@ def _ratio(o: float, b: float) -> float:
     """How far a one-sided bound is from the observed value, as a factor (1 = at the bound)."""
     if b == 0:
         return 1.0  # a sign claim (observed <= 0): tight by nature
-    if o == 0 or (o > 0) != (b > 0):
-        return math.inf if abs(b) > 0 and o == 0 else abs(o - b) / abs(b) + 1.0
-    return max(abs(o / b), abs(b / o))
+    if o == 0:
+        return math.inf  # an exact zero against a nonzero bound: state it with equal()
+    if (o > 0) != (b > 0):
+        return 1.0 + abs(o - b) / abs(b)  # opposite signs: 1 plus the distance in units of the bound
+    return max(o / b, b / o)
 
 
 def _check_text(claim, paper, verdict, premises, other=False) -> None:

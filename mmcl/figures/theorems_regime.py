@@ -134,6 +134,13 @@ def _fitline(ax, fit: tr.LogLogFit, color):
     ax.plot(xs, fit.predict(xs).numpy(), color=color, ls=":", lw=1.2)
 
 
+def _fitted(ax, sweep: tr.RegimeSweep, mode: str, q: str, color, label: str, power: float = 0.0):
+    """``q * n^power`` of ``mode`` (mean ± s.d.) with its log-log fit dotted; the label ends with the slope."""
+    f = sweep.fit(mode, q, power)
+    _errbar(ax, sweep.sizes, sweep.scaled(mode, q, power), color, f"{label}, slope {f.slope:+.2f}")
+    _fitline(ax, f, color)
+
+
 def draw_scaling(sweep: tr.RegimeSweep):
     """The sweep over ``n``, log-log, mean ± 1 s.d. over seeds, fitted lines dotted: (a) the
     single-modal ``max gamma * sqrt(n)`` up to ``T1`` and the multi-modal ``max gamma``; (b) the
@@ -147,21 +154,12 @@ def draw_scaling(sweep: tr.RegimeSweep):
     with style():
         fig, axes = plt.subplots(2, 3, figsize=(17, 9), constrained_layout=True)
         ax = axes[0, 0]
-        f1 = sweep.fit("single", "gamma_T1", 0.5)
-        _errbar(ax, n, sweep.scaled("single", "gamma_T1"), c_s, f"single: max γ(≤T1)·√n, slope {f1.slope:+.2f}")
-        _fitline(ax, f1, c_s)
-        f2 = sweep.fit("multi", "gamma_T1")
-        _errbar(ax, n, sweep.values("multi", "gamma_T1"), c_m, f"multi: max γ(T1), slope {f2.slope:+.2f}")
-        _fitline(ax, f2, c_m)
+        _fitted(ax, sweep, "single", "gamma_T1", c_s, "single: max γ(≤T1)·√n", 0.5)
+        _fitted(ax, sweep, "multi", "gamma_T1", c_m, "multi: max γ(T1)")
         ax.set_title("signal learning (Lemmas 5.2, 5.4)")
         ax = axes[0, 1]
-        f3 = sweep.fit("multi", "rho_T1", 0.5)
-        _errbar(ax, n, sweep.scaled("multi", "rho_T1"), c_m, f"multi: max ρ(≤T1)·√n, slope {f3.slope:+.2f}")
-        _fitline(ax, f3, c_m)
-        f4 = sweep.fit("single", "rho_minmax_T1")
-        _errbar(ax, n, sweep.values("single", "rho_minmax_T1"), c_s,
-                f"single: min_i max_r ρ(T1), slope {f4.slope:+.2f}")
-        _fitline(ax, f4, c_s)
+        _fitted(ax, sweep, "multi", "rho_T1", c_m, "multi: max ρ(≤T1)·√n", 0.5)
+        _fitted(ax, sweep, "single", "rho_minmax_T1", c_s, "single: min_i max_r ρ(T1)")
         ax.set_title("noise memorisation (Lemmas 5.2, 5.4)")
         ax = axes[0, 2]
         for mode, c in (("single", c_s), ("multi", c_m)):
@@ -175,9 +173,7 @@ def draw_scaling(sweep: tr.RegimeSweep):
         ax.set_title("end of stage 1")
         ax = axes[1, 0]
         for mode, c in (("single", c_s), ("multi", c_m)):
-            f = sweep.fit(mode, "loss")
-            _errbar(ax, n, sweep.values(mode, "loss"), c, f"{mode}, slope {f.slope:+.2f}")
-            _fitline(ax, f, c)
+            _fitted(ax, sweep, mode, "loss", c, mode)
         ax.set_title(f"training loss after {sweep.scaling.n_epochs} steps")
         ax = axes[1, 1]
         _errbar(ax, n, sweep.values("single", "err_transfer"), c_s, "single, transfer")
@@ -190,9 +186,7 @@ def draw_scaling(sweep: tr.RegimeSweep):
         ax.set_title("OOD test error at the end")
         ax = axes[1, 2]
         for mode, c in (("single", c_s), ("multi", c_m)):
-            f = sweep.fit(mode, "feature_snr")
-            _errbar(ax, n, sweep.values(mode, "feature_snr"), c, f"{mode}, slope {f.slope:+.2f}")
-            _fitline(ax, f, c)
+            _fitted(ax, sweep, mode, "feature_snr", c, mode)
         ax.set_title("best feature: |⟨w_r, ν⟩| / sd⟨w_r, ζ⟩")
         for ax in axes.flat:
             ax.set_xscale("log")

@@ -27,13 +27,14 @@ import torch
 
 from mmcl._utils import check_number
 from mmcl.model.config import SyntheticConfig
-from mmcl.proofs.predictions import C_MU_THRESHOLD
+from mmcl.proofs.predictions import (C_MU_THRESHOLD, multi_growth_rate, noise_step_scale, signal_step_scale,
+                                     single_growth_rate)
 
 __all__ = ["AssumptionConfig", "Condition", "anticoncentration_probability", "anticoncentration_bound",
            "anticoncentration_vacuous_from",
            "lemma_b2_margin", "lemma_b2_min_d", "lemma_b2_failure_bound", "lemma_b2_probability",
            "proof_exponent_single", "proof_exponent_multi", "c_mu_threshold", "check_assumption41",
-           "conditions_markdown", "conditions_html", "premises", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
+           "conditions_markdown", "conditions_html", "premises", "premises_hold", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
 
 C_MU_PAPER = C_MU_THRESHOLD  # Assumption 4.1(7), under the name of this module's tables
 N_SNR2_SINGLE_MAX = 1.8  # proof of Lemma 5.2: n SNR^2 <= 1.8
@@ -204,9 +205,7 @@ def proof_exponent_single(cfg: SyntheticConfig) -> float:
     reaches ``Omega(1)`` (proof of Lemma 5.2).  The proof needs it ``<= 1``; to first order in
     ``eta`` it is ``0.54 n SNR^2``, whence the paper's ``n SNR^2 <= 1.8``."""
     cfg = _cfg(cfg)
-    sig = 0.52 * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
-    noi = 0.96 * cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
-    return math.log1p(sig) / math.log1p(noi)
+    return math.log1p(0.52 * signal_step_scale(cfg)) / math.log1p(single_growth_rate(cfg))
 
 
 def proof_exponent_multi(cfg: SyntheticConfig) -> float:
@@ -215,9 +214,7 @@ def proof_exponent_multi(cfg: SyntheticConfig) -> float:
     reaches ``Omega(1)`` (proof of Lemma 5.4).  The proof needs it ``<= 1/2`` (so that ``max Psi(T1)
     = O~(1/sqrt n)``); to first order in ``eta`` it is ``2.21/(C_mu n SNR^2)``."""
     cfg = _cfg(cfg)
-    noi = 1.06 * cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
-    sig = 0.48 * cfg.c_mu * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
-    return math.log1p(noi) / math.log1p(sig)
+    return math.log1p(1.06 * noise_step_scale(cfg)) / math.log1p(multi_growth_rate(cfg))
 
 
 def c_mu_threshold(n_snr2: float, exponent: float = 0.5, slack: float = 0.01) -> float:
@@ -315,6 +312,25 @@ def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
     ]
 
 
+def _conditions(cfg: SyntheticConfig, keys, acfg: AssumptionConfig) -> List[Condition]:
+    conds = check_assumption41(cfg, acfg)
+    if keys is None:
+        return conds
+    if isinstance(keys, str):
+        keys = (keys,)
+    valid = [c.key for c in conds]
+    unknown = [k for k in keys if k not in valid]
+    if unknown:
+        raise ValueError(f"keys={list(keys)!r}: {unknown} are not conditions of Assumption 4.1; valid: {valid}")
+    return [c for c in conds if c.key in keys]
+
+
+def premises_hold(cfg: SyntheticConfig, keys=None, acfg: AssumptionConfig = AssumptionConfig()) -> bool:
+    """Whether every condition of Assumption 4.1 (or of ``keys``, those a proof uses) holds at ``cfg``:
+    what decides between the claims register's verdicts "fails" and "outside"."""
+    return all(c.holds for c in _conditions(cfg, keys, acfg))
+
+
 def premises(cfg: SyntheticConfig, keys=None, acfg: AssumptionConfig = AssumptionConfig()) -> str:
     """Which conditions of Assumption 4.1 fail at ``cfg``, in words, for the claims register.
 
@@ -323,15 +339,7 @@ def premises(cfg: SyntheticConfig, keys=None, acfg: AssumptionConfig = Assumptio
     in 11 of 22 conditions: 1a, 1b, ..."`` or ``"the conditions 2a, 6a of Assumption 4.1 hold at this
     setting (delta = 0.1)"``.
     """
-    conds = check_assumption41(cfg, acfg)
-    if keys is not None:
-        if isinstance(keys, str):
-            keys = (keys,)
-        valid = [c.key for c in conds]
-        unknown = [k for k in keys if k not in valid]
-        if unknown:
-            raise ValueError(f"keys={list(keys)!r}: {unknown} are not conditions of Assumption 4.1; valid: {valid}")
-        conds = [c for c in conds if c.key in keys]
+    conds = _conditions(cfg, keys, acfg)
     bad = [c.key for c in conds if not c.holds]
     where = f"(delta = {acfg.delta:g})"
     if not bad:

@@ -47,6 +47,7 @@ import torch
 from mmcl._utils import check_int, check_number
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
+from mmcl.proofs import predictions as _predictions
 from mmcl.proofs.single_stage1 import preactivation_history
 from mmcl.dynamics import Trajectory
 
@@ -245,7 +246,7 @@ def lemma_d4_lower_bound(cfg: SyntheticConfig, a0: torch.Tensor, a0_tilde: torch
     ``<w~_r(0), mu~>`` (not normalised); ``steps (K,)``.  Returns the bound ``(..., K, m)``, ``nan``
     for neurons that start with opposite signs (the lemma says nothing about them)."""
     cfg = _check_cfg(cfg)
-    rate = 0.48 * cfg.c_mu * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
+    rate = _predictions.multi_growth_rate(cfg)  # Lemma 5.4's 0.48 C_mu eta ||mu||^2/(m tau)
     a0, a0_tilde = a0.to(torch.float64), a0_tilde.to(torch.float64)
     t = torch.as_tensor(steps, dtype=torch.float64, device=a0.device)[:, None]
     bound = (1 + rate) ** t * (a0.abs() + a0_tilde.abs() / cfg.c_mu)[..., None, :] - 1
@@ -281,8 +282,9 @@ def noise_growth_rate(cfg: SyntheticConfig, tilde: bool = False) -> float:
     """``1.06 eta sigma_xi^2 d / (n m tau)``: the per-step rate of the upper bound (45) of Lemma D.9
     on ``Psi_{r,i}(t) = rho_{r,i}(t) + <w_r(0), xi_i>`` (``tilde=True``: ``sigma_xi~^2 d~``)."""
     cfg = _check_cfg(cfg)
-    s2d = cfg.sigma_xi_tilde ** 2 * cfg.d_tilde if tilde else cfg.sigma_xi ** 2 * cfg.d
-    return 1.06 * cfg.lr * s2d / (cfg.n * cfg.m * cfg.tau)
+    if tilde:
+        cfg = cfg.replace(d=cfg.d_tilde, sigma_xi=cfg.sigma_xi_tilde)
+    return 1.06 * _predictions.noise_step_scale(cfg)
 
 
 def lemma54_noise_bound(cfg: SyntheticConfig, delta: float) -> float:

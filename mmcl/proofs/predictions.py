@@ -14,21 +14,34 @@ from mmcl.model.config import SyntheticConfig
 from mmcl.dynamics.trajectory import Trajectory
 from mmcl.dynamics.engines import _t1_stat
 
-__all__ = ["single_growth_rate", "multi_growth_rate", "t1_single", "t1_multi", "t1_formula",
+__all__ = ["noise_step_scale", "signal_step_scale", "single_growth_rate", "multi_growth_rate", "t1_single", "t1_multi", "t1_formula",
            "measured_t1", "C_MU_THRESHOLD", "Stage1Race", "stage1_race"]
 
 C_MU_THRESHOLD = 2.66  # Assumption 4.1(7): C_mu = ||mu~||/||mu|| >= 2.66 (our reading of the extracted text)
 
 
+def noise_step_scale(cfg: SyntheticConfig) -> float:
+    """``s = eta sigma_xi^2 d / (n m tau)``: the factor of the ``rho`` update (13) once ``||xi_i||^2``
+    is replaced by its mean ``sigma_xi^2 d`` (Sec. 5.1, the ``B`` dynamics).  Every noise rate of the
+    appendix is a constant times ``s``."""
+    return cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+
+
+def signal_step_scale(cfg: SyntheticConfig) -> float:
+    """``eta ||mu||^2 / (m tau)``: the factor of the ``gamma`` update (12); every signal rate of the
+    appendix is a constant times it (``0.52`` single-modal, ``0.48 C_mu`` multi-modal)."""
+    return cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
+
+
 def single_growth_rate(cfg: SyntheticConfig) -> float:
     """Sec. 5.1 / Lemma 5.2: noise memorisation grows at least like ``(1 + r)^t`` with
     ``r = 0.96 eta sigma_xi^2 d / (n m tau)``; returns ``r``."""
-    return 0.96 * cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+    return 0.96 * noise_step_scale(cfg)
 
 
 def multi_growth_rate(cfg: SyntheticConfig) -> float:
     """Lemma 5.4: signal learning grows like ``(1 + r)^t`` with ``r = 0.48 C_mu eta ||mu||^2 / (m tau)``."""
-    return 0.48 * cfg.c_mu * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
+    return 0.48 * cfg.c_mu * signal_step_scale(cfg)
 
 
 def t1_single(cfg: SyntheticConfig) -> float:
@@ -163,7 +176,7 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
     Returns a :class:`Stage1Race`.  Needs rates in ``(0, 1)`` (else the linear stage overshoots in
     one step) and ``M >= 2`` (a positive level)."""
     from mmcl.proofs.multi_stage1 import pairing_rate
-    from mmcl.proofs.single_stage1 import b_dynamics_prediction, noise_step_scale
+    from mmcl.proofs.single_stage1 import b_dynamics_prediction
 
     if not isinstance(cfg, SyntheticConfig):
         raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")

@@ -307,10 +307,9 @@ def _cfg(cfg) -> SyntheticConfig:
 
 
 def noise_step_scale(cfg: SyntheticConfig) -> float:
-    """``s = eta sigma_xi^2 d / (n m tau)``: the factor of the ``rho`` update (13) once ``||xi_i||^2``
-    is replaced by its mean ``sigma_xi^2 d`` (Sec. 5.1, the ``B`` dynamics)."""
-    cfg = _cfg(cfg)
-    return cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+    """``s = eta sigma_xi^2 d / (n m tau)``: :func:`mmcl.proofs.predictions.noise_step_scale`, named
+    here beside the ``B`` dynamics it scales."""
+    return _predictions.noise_step_scale(_cfg(cfg))
 
 
 def cross_term_bound(cfg: SyntheticConfig, delta: float) -> float:
@@ -331,8 +330,7 @@ def b_minus_upper_rate(cfg: SyntheticConfig) -> float:
 def signal_upper_rate_single(cfg: SyntheticConfig) -> float:
     """Proof of Lemma 5.2 (App. C.1.3): ``max_r A_r(t) <= (1 + 0.52 eta ||mu||^2/(m tau))^t max_r A_r(0)``
     with ``A_r = gamma_r + <w_r(0), mu>`` on ``U_+(0)``; returns ``0.52 eta ||mu||^2/(m tau)``."""
-    cfg = _cfg(cfg)
-    return 0.52 * cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
+    return 0.52 * _predictions.signal_step_scale(_cfg(cfg))
 
 
 def b_dynamics_prediction(cfg: SyntheticConfig) -> tuple:
