@@ -1,8 +1,10 @@
 """A small on-disk cache for expensive, deterministic results (sweeps, ColoredMNIST runs).
 
-Entries are keyed by a hash of ``namespace``, the parameters (anything JSON-serialisable) and
-the *code version*: a hash of every ``.py`` file of the installed ``mmcl`` package, so that a
-change of code invalidates old entries.  The folder is ``$MMCL_CACHE_DIR`` if set, else
+Entries are keyed by a hash of ``namespace``, the parameters (anything JSON-serialisable), the
+*code version* (a hash of every ``.py`` file of the installed ``mmcl`` package, so that a change
+of code invalidates old entries) and the CPU *code path* that computes
+(:func:`mmcl.codepath.current`: a run under AVX2 is never served to a process under AVX-512, whose
+last digits differ, so re-executing the book under another code path recomputes everything).  The folder is ``$MMCL_CACHE_DIR`` if set, else
 ``<repo>/_build/cache`` (the checkout holding ``_toc.yml``); ``MMCL_CACHE=0`` disables it.
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from mmcl._utils import repo_root
+from mmcl.codepath import current as code_path
 
 __all__ = ["cache_dir", "code_version", "cache_key", "load_or_compute", "cache_enabled"]
 
@@ -43,8 +46,10 @@ def code_version() -> str:
 
 
 def cache_key(namespace: str, params: Any) -> str:
-    """Hex key of ``namespace``, ``params`` (JSON-serialisable, keys sorted) and the code version."""
-    blob = json.dumps({"ns": namespace, "params": params, "code": code_version()}, sort_keys=True, default=str)
+    """Hex key of ``namespace``, ``params`` (JSON-serialisable, keys sorted), the code version and
+    the CPU code path."""
+    blob = json.dumps({"ns": namespace, "params": params, "code": code_version(), "path": code_path()},
+                      sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

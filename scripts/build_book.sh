@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Build the book: install what is needed (scripts/setup.sh), execute every chapter (cached in
-# _build/.jupyter_cache; emptied when CI=true so CI always executes), and render HTML into
-# _build/html with `jupyter-book build . -n -W --keep-going`.
+# Build the book: install what is needed (scripts/setup.sh), execute every chapter that changed
+# (cached in _build/.jupyter_cache: CI, on a clean clone, executes every chapter once, in the
+# README's command 1, and command 2's build reuses that), and render HTML into _build/html with
+# `jupyter-book build . -n -W --keep-going`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -23,9 +24,6 @@ if [ ! -f "$MJ/tex-chtml.js" ]; then
 fi
 mkdir -p _build/extra/figures
 
-if [ "${CI:-}" = "true" ]; then
-  rm -rf _build/.jupyter_cache  # forced execution in CI
-fi
 export MMCL_FIGURE_DIR="$ROOT/_build/extra/figures"
 echo "==> building the book (executes every chapter that changed; a few minutes the first time)"
 .venv/bin/jupyter-book build . --builder html -n -W --keep-going

@@ -115,6 +115,36 @@ def test_a_loose_bound_is_refused_unless_it_is_the_papers():
                   high=1000)
 
 
+def test_a_scale_makes_the_looseness_rule_independent_of_the_run():
+    """The ColoredMNIST case: two training accuracies of about 0.8 within 0.02 of each other. Judged
+    against the observed difference the rule would refuse the claim on a day when they agree to
+    0.0009; judged against the claim's scale it accepts it whatever the difference, and still refuses
+    a bound that is loose at that scale."""
+    c = _reg()
+    with pytest.raises(ValueError, match="from the observed"):
+        c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",
+                observed=0.000875, bound=0.02)
+    for diff in (0.000875, 0.0, 0.019):  # every value a run may give: accepted, the rule sees only the scale
+        c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",
+                observed=diff, bound=0.02, scale=0.01)
+    with pytest.raises(ClaimFailed):  # and it can still fail
+        c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",
+                observed=0.03, bound=0.02, scale=0.01)
+    with pytest.raises(ValueError, match="from the claim's scale 0.001"):  # loose at its own scale
+        c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",
+                observed=0.000875, bound=0.02, scale=0.001)
+    with pytest.raises(ValueError, match="from the claim's scale"):  # every element is judged, not the worst
+        c.lower("each probe keeps most of the digit", paper="Table 1", verdict="observation",
+                observed=[0.9, 0.95], bound=0.5, scale=[0.6, 0.04])
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="scale=.* must be a positive finite number"):
+            c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",
+                    observed=0.001, bound=0.02, scale=bad)
+    with pytest.raises(ValueError, match="scale has 3 values for 2 observed"):
+        c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",
+                observed=[0.001, 0.002], bound=0.02, scale=[0.01, 0.01, 0.01])
+
+
 @pytest.mark.parametrize("kw, match", [
     (dict(verdict="true"), "verdict='true' is not one of"),
     (dict(paper="lemma 5.2"), "must name the paper's statement"),
