@@ -133,9 +133,22 @@ def test_a_scale_makes_the_looseness_rule_independent_of_the_run():
     with pytest.raises(ValueError, match="from the claim's scale 0.001"):  # loose at its own scale
         c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",
                 observed=0.000875, bound=0.02, scale=0.001)
-    with pytest.raises(ValueError, match="from the claim's scale"):  # every element is judged, not the worst
+    with pytest.raises(ValueError, match="from the claim's scale 0.9"):  # every element is judged, not the worst
         c.lower("each probe keeps most of the digit", paper="Table 1", verdict="observation",
-                observed=[0.9, 0.95], bound=0.5, scale=[0.6, 0.04])
+                observed=[0.9, 0.95], bound=[0.5, 0.05], scale=[0.6, 0.9])
+    # a bound on the strict side of the scale is tight: within 0.035 of each other at a magnitude of 0.8
+    c.upper("the two accuracies agree within a few points", paper="Table 1", verdict="observation",
+            observed=0.0, bound=0.035, scale=0.8)
+    # a range judged against the scale, whatever the observed value (an exact 0 included)
+    for delta in (0.0, -0.016, 0.047):
+        c.between("test and training accuracy agree within a few points", paper="Table 1", verdict="observation",
+                  observed=delta, low=-0.035, high=0.06, scale=0.02)
+    with pytest.raises(ValueError, match="as wide as the claim's scale"):
+        c.between("test and training accuracy agree within a few points", paper="Table 1", verdict="observation",
+                  observed=0.01, low=-0.5, high=0.5, scale=0.02)
+    with pytest.raises(ValueError, match="no end within 10x"):  # without a scale, the old rule
+        c.between("test and training accuracy agree within a few points", paper="Table 1", verdict="observation",
+                  observed=0.0, low=-0.035, high=0.06)
     for bad in (0.0, -1.0, math.inf, math.nan):
         with pytest.raises(ValueError, match="scale=.* must be a positive finite number"):
             c.upper("the two accuracies agree within two points", paper="Table 1", verdict="observation",

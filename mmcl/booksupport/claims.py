@@ -35,8 +35,10 @@ marks as loose.  The scale is ``scale=`` when the claim gives one, else the obse
 seed or the CPU's code path (a trained network's accuracy, the difference of two nearly equal
 numbers) must give ``scale=``: the spread measured over seeds and code paths, or the magnitude of
 what is compared.  Whether the book builds then never depends on how well two numbers happen to
-agree in one run (``|a - b| <= 0.02`` with ``a, b`` about 0.8 is a tight claim, even on a day when
-``a - b`` is 0.0009).  (An integer count within one unit of an
+agree in one run (``|a - b| <= 0.03`` with a spread of 0.01 is a tight claim, even on a day when
+``a - b`` is 0.0009).  Judged against a scale, only a bound on the permissive side counts as loose
+(an upper bound above ten times the scale, a lower bound below a tenth of it); a range
+(:meth:`Claims.between`) may then be at most twenty times the scale wide.  (An integer count within one unit of an
 integer bound, such as 0 against "at most 1", is tight.)  Round-off checks (:meth:`Claims.roundoff`)
 are exempt: their bound is a tolerance.  A tolerance (:meth:`Claims.near`) wider than the target's
 magnitude is refused for the same reason.
@@ -213,9 +215,11 @@ class Claims:
                      paper_bound, ">" if strict else ">=", source=source, scale=_scales(obs, scale))
 
     def between(self, claim: str, *, paper: str, verdict: str, observed, low, high, premises: str = "",
-                note: str = "", source: str = MAIN) -> None:
+                note: str = "", source: str = MAIN, scale=None) -> None:
         """``low <= observed <= high``, elementwise: a range the prose gives ("a few", "between 37 and
-        50").  The element closest to either end must lie within 10x of it."""
+        50").  The element closest to either end must lie within 10x of it; with ``scale=`` (the
+        spread of the observation over seeds and code paths) the range must instead be at most
+        20 times that scale wide, a rule that no run's value decides."""
         obs = _values(observed, "observed")
         lo, hi = float(low), float(high)
         if not lo < hi:
@@ -223,8 +227,13 @@ class Claims:
         holds = [lo <= o <= hi for o in obs]
         width = (hi - lo) / 2
         margins = [min(o - lo, hi - o) / width for o in obs]
+        if scale is not None:
+            sc = min(_scales(obs, scale))
+            if hi - lo > 2 * LOOSE_FACTOR * sc:
+                raise ValueError(f"{claim!r}: the range [{lo:g}, {hi:g}] is {(hi - lo) / sc:.3g}x as wide as the "
+                                 f"claim's scale {sc:g}; narrow it")
         self._record(claim, paper, verdict, "between", obs, [lo] * len(obs), holds, margins, premises, note,
-                     False, f"in [{lo:g}, {hi:g}]", source=source, high=hi)
+                     False, f"in [{lo:g}, {hi:g}]", source=source, high=hi, scale=scale)
 
     def near(self, claim: str, *, paper: str, verdict: str, observed, target, tol=None, rtol=None,
              premises: str = "", note: str = "", source: str = MAIN) -> None:
@@ -305,7 +314,7 @@ class Claims:
             n_bad = sum(not h for h in holds)
             raise ClaimFailed(f"claim failed: {claim} ({paper}, verdict {verdict!r}): observed {o:.6g} {relation} "
                               f"{b:.6g} does not hold" + (f" ({n_bad} of {len(obs)} elements)" if len(obs) > 1 else ""))
-        ends = [e for e in (b, high) if kind == "between" and e != 0]
+        ends = [e for e in (b, high) if kind == "between" and e != 0 and scale is None]
         if ends and min(_ratio(o, e) for e in ends) > LOOSE_FACTOR:
             raise ValueError(f"{claim!r}: the range [{b:g}, {high:g}] has no end within 10x of the observed {o:g}; "
                              "narrow it")
@@ -317,6 +326,8 @@ class Claims:
                 ratio = _ratio(r, bb)
                 if _near_count(r, bb) or ratio <= LOOSE_FACTOR:
                     continue
+                if scale is not None and (bb < r if kind == "upper" else bb > r):
+                    continue  # a bound far on the strict side of the claim's scale is tight, not loose
                 what = f"the observed {r:g}" if scale is None else f"the claim's scale {r:g}"
                 raise ValueError(
                     f"{claim!r}: the bound {bb:g} is {ratio:.3g}x from {what}; a check that loose "

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence
 import torch
 
 from mmcl._utils import check_number, resolve_device
+from mmcl.codepath import current as current_code_path
 from mmcl.experiments.coloredmnist.data import ColoredMNISTConfig, load_mnist, make_colored_mnist
 from mmcl.experiments.coloredmnist.runs import RUNS, VARIANTS, RunResult, colour_only_scores, run_one, run_spec
 from mmcl.experiments.coloredmnist.train import TrainConfig, progress_bar
@@ -82,11 +83,12 @@ class Table1Result:
         return out
 
     def to_json(self) -> dict:
-        """Everything as JSON-ready dicts: the paper's rows, the summaries, the per-seed values,
-        the realised rates, the settings, training times and loss curves."""
+        """Everything as JSON-ready dicts: the paper's rows, the summaries (the caption map's geometry
+        too), the per-seed values, the realised rates, the settings, training times and loss curves."""
         return {"paper": PAPER, "seeds": self.seeds, "variants": self.summary(),
                 "per_seed": self.variant_scores(), "feature_probes": self.probe_summary(),
                 "probe_l2_sweep": {run: {str(l2): v for l2, v in d.items()} for run, d in self.probe_l2_summary().items()},
+                "caption_geometry": self.caption_geometry_summary(),
                 "rates": self.rates, "settings": self.settings,
                 "train_seconds": {run: [r.seconds for r in rs] for run, rs in self.results.items()},
                 "train_cpu_seconds": {run: [r.cpu_seconds for r in rs] for run, rs in self.results.items()},
@@ -128,7 +130,8 @@ def run_table1(seeds: Sequence[int] = (0,), runs: Sequence[str] = tuple(RUNS), *
                                           device=device, source=source, data=data, progress=progress, cache=cache))
                 bar.update(1)
     settings = {"data": asdict(data_cfg), "train": asdict(train_cfg), "probe_l2": probe_l2,
-                "device": str(resolve_device(device)),
+                "device": str(resolve_device(device)), "code_path": current_code_path(),
+                "threads": torch.get_num_threads(),
                 "source": "mmcl/experiments/coloredmnist/mnist/mnist_10k.npz" if source is None else str(source),
                 "runs": {r: {"method": run_spec(r).method, "aug": asdict(run_spec(r).aug),
                              "grayscale": run_spec(r).grayscale,

@@ -1,4 +1,5 @@
-"""The README's "Running the chapters as notebooks" section, run as written.
+"""The README's commands, as written: the Quick start's two commands are what CI runs, and the
+"Running the chapters as notebooks" section works.
 
 A real Jupyter server is started from the project's venv with the README's own command (plus the
 options a headless test needs: no browser, a free local port, a token, and ``--allow-root`` when
@@ -31,12 +32,26 @@ pytestmark = pytest.mark.skipif(not VENV_BIN.is_dir(),
 def readme_commands(section: str):
     """The commands of the first bash block under the README heading ``section``, comments dropped."""
     text = (ROOT / "README.md").read_text()
-    m = re.search(rf"^## {re.escape(section)}\n(.*?)(?=^## )", text, flags=re.M | re.S)
+    m = re.search(rf"^## {re.escape(section)}[^\n]*\n(.*?)(?=^## )", text, flags=re.M | re.S)
     assert m, f"README.md has no section {section!r}"
     block = re.search(r"```bash\n(.*?)```", m.group(1), flags=re.S)
     assert block, f"README.md's section {section!r} has no bash block"
     cmds = [line.split("  #")[0].strip() for line in block.group(1).splitlines()]
     return [c for c in cmds if c and not c.startswith("#")]
+
+
+def test_ci_runs_the_quick_starts_two_commands_as_written():
+    """.ci/run reads the Quick start block itself; the same reading here must give the two commands,
+    and what the README says command 1 prints is what the script prints."""
+    cmds = readme_commands("Quick start")
+    assert cmds == ["bash scripts/build_book.sh", "bash scripts/test.sh"], cmds
+    ci = subprocess.run(["bash", "-c", "awk '/^## Quick start/{q=1; next} q && /^```bash/{b=1; next} b && /^```/{exit} b' "
+                         "README.md | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d'"],
+                        cwd=ROOT, capture_output=True, text=True)
+    assert ci.stdout.split("\n")[:2] == cmds
+    assert "awk '/^## Quick start/" in (ROOT / ".ci" / "run").read_text()
+    assert "The book is at: file://" in (ROOT / "scripts" / "build_book.sh").read_text()
+    assert "The book is at: file://" in (ROOT / "README.md").read_text()
 
 
 def _command(prefix: str):
