@@ -166,9 +166,9 @@ def test_strict_conditions_are_strict():
     as <=)."""
     import dataclasses
 
-    from mmcl.figures import single_stage1 as figs
+    from mmcl.experiments import single_stage1 as experiment
 
-    cfg = figs.config("default")
+    cfg = experiment.config("default")
     at = {c.key: c for c in A.check_assumption41(dataclasses.replace(cfg, sigma_eps=cfg.sigma_xi))}
     assert at["5b"].relation == "<" and not at["5b"].holds
     assert {c.key: c for c in A.check_assumption41(cfg)}["5b"].holds

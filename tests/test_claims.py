@@ -246,10 +246,10 @@ def test_the_hook_shows_each_cells_claims_once(monkeypatch):
 
 
 def test_premises_name_the_failing_conditions():
-    from mmcl.figures import single_stage1 as figs
+    from mmcl.experiments import single_stage1 as experiment
     from mmcl.proofs import assumptions
 
-    cfg = figs.config("default")
+    cfg = experiment.config("default")
     failing = [c.key for c in assumptions.check_assumption41(cfg) if not c.holds]
     text = assumptions.premises(cfg)
     assert f"{len(failing)} of 22" in text and all(k in text for k in failing)

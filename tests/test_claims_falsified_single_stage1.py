@@ -6,7 +6,7 @@ import torch
 
 import mmcl
 from mmcl.booksupport.claims import ClaimFailed, Claims
-from mmcl.figures import single_stage1 as figs
+from mmcl.experiments import single_stage1 as experiment
 from mmcl.proofs import single_stage1 as dg
 
 f64 = torch.float64
@@ -14,7 +14,7 @@ f64 = torch.float64
 
 @pytest.fixture(scope="module")
 def stage1():
-    cfg = figs.config("default")
+    cfg = experiment.config("default")
     data = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, s, dtype=f64) for s in range(2)])
     traj = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
     hist = dg.preactivation_history(traj, data, with_augmented=True)

@@ -1,6 +1,6 @@
 """The stage-1 chapter's summaries (mmcl.proofs.single_stage1: recursion_vs_gd, noise_growth,
 sign_set_report, b_coefficient_medians) against their definitions computed independently, and the
-size table of its figure module."""
+size table of its experiment module (mmcl.experiments.single_stage1)."""
 import math
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import mmcl
-from mmcl.figures import single_stage1 as figs
+from mmcl.experiments import single_stage1 as ex
 from mmcl.proofs import single_stage1 as dg
 from mmcl.proofs import predictions as theory
 from helpers import f64
@@ -132,8 +132,8 @@ def test_b_coefficient_medians(batch):
 
 
 def test_sizes():
-    assert figs.SEEDS["default"] == 5 and figs.SEEDS["full"] == 20 and figs.SEEDS["tiny"] < 5
-    assert figs.config("default") == mmcl.SyntheticConfig()  # what the chapter runs
-    assert figs.config("tiny").n_epochs < figs.config("default").n_epochs
-    with pytest.raises(ValueError, match="size"):
-        figs.config("medium")
+    assert ex.sizes("default").seeds == 5 and ex.sizes("full").seeds == 20 and ex.sizes("tiny").seeds < 5
+    assert ex.config("default") == mmcl.SyntheticConfig() == ex.config("full")  # what the chapter runs
+    assert ex.config("tiny").n_epochs < ex.config("default").n_epochs
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        ex.config("medium")

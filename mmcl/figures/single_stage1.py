@@ -1,6 +1,7 @@
-"""Figures of the chapter "Single-modal learning, stage 1" (``book/03_single_stage1.md``).
+"""Figures of the chapter "Single-modal learning, stage 1" (``book/03_single_stage1.md``): drawing only.
 
-The computations are the stage-1 diagnostics of :mod:`mmcl.proofs.single_stage1`
+The runs are :mod:`mmcl.experiments.single_stage1`'s; the computations are the stage-1
+diagnostics of :mod:`mmcl.proofs.single_stage1`
 (:func:`~mmcl.proofs.single_stage1.recursion_vs_gd`, :func:`~mmcl.proofs.single_stage1.noise_growth`,
 :func:`~mmcl.proofs.single_stage1.sign_set_report`, :func:`~mmcl.proofs.single_stage1.b_coefficient_medians`);
 this module draws them and registers the four figures.  The chapter calls the same functions on
@@ -13,63 +14,18 @@ the numbers it prints:
 """
 from __future__ import annotations
 
-import functools
-
 import torch
 
-from mmcl.dynamics import simulate
+from mmcl.experiments.single_stage1 import recursion_check, stage1_runs
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.proofs import single_stage1 as dg
 
-__all__ = ["SEEDS", "config", "recursion_check", "stage1_runs", "draw_recursion_vs_gd", "draw_noise_growth",
-           "draw_sign_sets", "draw_b_dynamics", "FIGURES"]
+__all__ = ["draw_recursion_vs_gd", "draw_noise_growth", "draw_sign_sets", "draw_b_dynamics", "FIGURES"]
 
 LABEL = "sec-single-stage1"
 CHAPTER = "03_single_stage1"
-# seeds per size: the chapter runs 5 (20 with MMCL_BOOK_FULL=1); "tiny" is for the tests
-SEEDS = {"tiny": 1, "default": 5, "full": 20}
-_F64 = torch.float64
-
-
-def config(size: str = "default") -> SyntheticConfig:
-    """The chapter's configuration: the Figure 1 settings (``tiny``: 60 steps instead of 200, and
-    20 OOD samples instead of 200 and 1000, which these figures do not use)."""
-    if size not in SEEDS:
-        raise ValueError(f"size={size!r} is unknown; valid: {', '.join(map(repr, SEEDS))}")
-    cfg = SyntheticConfig()
-    return cfg.replace(n_epochs=60, n_test=20, n_heldout=20) if size == "tiny" else cfg
-
-
-@functools.lru_cache(maxsize=2)
-def recursion_check(size: str = "default", device: str = "cpu") -> dg.RecursionCheck:
-    """Lemma 5.1 on seed 0 in float64, as the chapter runs it."""
-    cfg = config(size)
-    data0 = sample_synthetic(cfg, seed=0, dtype=_F64, device=device)
-    return dg.recursion_vs_gd(cfg, data0, record_every=10)
-
-
-@functools.lru_cache(maxsize=2)
-def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
-    """The chapter's batched runs (cached: three figures share them): the seeds of ``size``, the
-    recursion on the Figure 1 data and on its copy without cross terms
-    (:func:`~mmcl.proofs.single_stage1.without_cross_terms`), and their summaries.  Keys ``cfg``,
-    ``growth`` (:class:`~mmcl.proofs.single_stage1.NoiseGrowth`), ``reports`` (name ->
-    :class:`~mmcl.proofs.single_stage1.SignSetReport`, names as in the chapter) and ``medians``
-    (:class:`~mmcl.proofs.single_stage1.CoefficientMedians`)."""
-    cfg = config(size)
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=_F64) for s in range(SEEDS[size])]).to(device=device)
-    traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
-    hist = dg.preactivation_history(traj, data, with_augmented=True)
-    bc = dg.b_coefficients(traj, data, cfg, history=hist)
-    clean = dg.without_cross_terms(data)
-    traj_c = simulate(cfg, clean, "single", "recursion", record_derivatives=True)
-    reports = {"Figure 1 data": dg.sign_set_report(traj, data, history=hist),
-               "orthogonal noise": dg.sign_set_report(traj_c, clean)}
-    return dict(cfg=cfg, growth=dg.noise_growth(traj, data, cfg, coefficients=bc), reports=reports,
-                medians=dg.b_coefficient_medians(bc))
 
 
 def draw_recursion_vs_gd(check: dg.RecursionCheck):

@@ -1,0 +1,91 @@
+"""The experiment of the chapter "Single-modal learning, stage 1" (``book/03_single_stage1.md``):
+its sizes, its configuration and its cached runs.  The drawings are in
+:mod:`mmcl.figures.single_stage1`, the diagnostics it computes in :mod:`mmcl.proofs.single_stage1`.
+
+* :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
+  (:class:`Stage1Sizes`);
+* :func:`config` -- the chapter's configuration (the Figure 1 settings);
+* :func:`recursion_check` -- Lemma 5.1 on seed 0 in float64;
+* :func:`stage1_runs` -- the batched runs that three figures and the chapter share.
+
+Public: every name in ``__all__``.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Dict
+
+import torch
+
+from mmcl.dynamics import simulate
+from mmcl.experiments.sizes import pick
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.proofs import single_stage1 as stage1
+
+__all__ = ["Stage1Sizes", "BY_SIZE", "sizes", "config", "recursion_check", "stage1_runs"]
+
+_F64 = torch.float64
+
+
+@dataclass(frozen=True)
+class Stage1Sizes:
+    """What a size means for this chapter: ``seeds`` draws (0..seeds-1) and, for ``"tiny"``, a
+    shorter run (``n_epochs`` steps) with fewer OOD samples (``n_ood``), which these runs do not use."""
+
+    seeds: int
+    n_epochs: int = 200
+    n_ood: int = 0  # 0: the Figure 1 defaults (200 test and 1000 held-out samples)
+
+
+#: The chapter runs 5 seeds (20 with MMCL_BOOK_FULL=1); "tiny" is for the tests.
+BY_SIZE: Dict[str, Stage1Sizes] = {"tiny": Stage1Sizes(seeds=1, n_epochs=60, n_ood=20),
+                                   "default": Stage1Sizes(seeds=5), "full": Stage1Sizes(seeds=20)}
+
+
+def sizes(size: str = "default") -> Stage1Sizes:
+    """The :class:`Stage1Sizes` of ``size`` (a ValueError names the valid sizes)."""
+    return pick(BY_SIZE, size)
+
+
+def config(size: str = "default") -> SyntheticConfig:
+    """The chapter's configuration: the Figure 1 settings (``tiny``: 60 steps instead of 200, and
+    20 OOD samples instead of 200 and 1000, which the chapter does not use)."""
+    s = sizes(size)
+    cfg = SyntheticConfig()
+    if s.n_epochs != cfg.n_epochs:
+        cfg = cfg.replace(n_epochs=s.n_epochs)
+    if s.n_ood:
+        cfg = cfg.replace(n_test=s.n_ood, n_heldout=s.n_ood)
+    return cfg
+
+
+@functools.lru_cache(maxsize=2)
+def recursion_check(size: str = "default", device: str = "cpu") -> stage1.RecursionCheck:
+    """Lemma 5.1 on seed 0 in float64, as the chapter runs it."""
+    cfg = config(size)
+    data0 = sample_synthetic(cfg, seed=0, dtype=_F64, device=device)
+    return stage1.recursion_vs_gd(cfg, data0, record_every=10)
+
+
+@functools.lru_cache(maxsize=2)
+def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
+    """The chapter's batched runs (cached: three figures share them): the seeds of ``size``, the
+    recursion on the Figure 1 data and on its copy without cross terms
+    (:func:`~mmcl.proofs.single_stage1.without_cross_terms`), and their summaries.  Keys ``cfg``,
+    ``growth`` (:class:`~mmcl.proofs.single_stage1.NoiseGrowth`), ``reports`` (name ->
+    :class:`~mmcl.proofs.single_stage1.SignSetReport`, names as in the chapter) and ``medians``
+    (:class:`~mmcl.proofs.single_stage1.CoefficientMedians`)."""
+    cfg = config(size)
+    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=_F64)
+                                for s in range(sizes(size).seeds)]).to(device=device)
+    traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
+    hist = stage1.preactivation_history(traj, data, with_augmented=True)
+    bc = stage1.b_coefficients(traj, data, cfg, history=hist)
+    clean = stage1.without_cross_terms(data)
+    traj_c = simulate(cfg, clean, "single", "recursion", record_derivatives=True)
+    reports = {"Figure 1 data": stage1.sign_set_report(traj, data, history=hist),
+               "orthogonal noise": stage1.sign_set_report(traj_c, clean)}
+    return dict(cfg=cfg, growth=stage1.noise_growth(traj, data, cfg, coefficients=bc), reports=reports,
+                medians=stage1.b_coefficient_medians(bc))
