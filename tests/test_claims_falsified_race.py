@@ -15,7 +15,7 @@ import pytest
 from mmcl.booksupport.claims import ClaimFailed, Claims
 from mmcl.experiments.sweep import studies
 from mmcl.proofs.predictions import stage1_race
-from mmcl.proofs.single_stage1 import b_dynamics_prediction, noise_step_scale
+from mmcl.proofs.predictions import b_dynamics_prediction, noise_step_scale
 
 BASE = studies.study_base("default")  # the chapter's BASE: Figure 1's setting
 

@@ -7,6 +7,7 @@ import torch
 import mmcl
 from mmcl.booksupport.claims import ClaimFailed, Claims
 from mmcl.experiments import single_stage1 as experiment
+from mmcl.proofs import preactivations
 from mmcl.proofs import single_stage1 as dg
 
 f64 = torch.float64
@@ -17,7 +18,7 @@ def stage1():
     cfg = experiment.config("default")
     data = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, s, dtype=f64) for s in range(2)])
     traj = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
-    hist = dg.preactivation_history(traj, data, with_augmented=True)
+    hist = preactivations.preactivation_history(traj, data, with_augmented=True)
     bc = dg.b_coefficients(traj, data, cfg, history=hist)
     growth = dg.noise_growth(traj, data, cfg, coefficients=bc, window=(1, 20))
     return cfg, data, traj, hist, bc, growth
@@ -39,9 +40,9 @@ def test_the_sign_set_check_fails_when_the_cross_terms_are_put_back(stage1):
     """Chapter 3: without cross terms no neuron leaves U_+ or U_- (Lemma C.3 holds exactly).  On the
     Figure 1 data itself, where the cross terms are present, the same claim fails."""
     cfg, data, traj, hist, bc, growth = stage1
-    clean = dg.without_cross_terms(data)
+    clean = preactivations.without_cross_terms(data)
     traj_c = mmcl.simulate(cfg, clean, "single", "recursion", record_derivatives=True)
-    rep_c = dg.sign_set_report(traj_c, clean, history=dg.preactivation_history(traj_c, clean))
+    rep_c = dg.sign_set_report(traj_c, clean, history=preactivations.preactivation_history(traj_c, clean))
     rep = dg.sign_set_report(traj, data, history=hist)
     claim = dict(claim="no neuron leaves U_+ or U_-", paper="Lemma C.3", verdict="holds", value=0)
     Claims(display=False).equal(observed=rep_c.flipped.sum(), **claim)

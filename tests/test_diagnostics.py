@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import mmcl
+from mmcl.proofs import predictions, preactivations
 from mmcl.proofs import single_stage1 as dg
 from helpers import f64, gd_and_recursion
 
@@ -26,7 +27,7 @@ def _orthogonal_noise(cfg, seed):
 
 def test_preactivation_history_equals_explicit_weights(run):
     cfg, data, gd, rec = run
-    h = dg.preactivation_history(rec, data, with_augmented=True)
+    h = preactivations.preactivation_history(rec, data, with_augmented=True)
     W = gd.weights  # (K, m, d), formed by gradient descent itself
     assert h.signal.shape == (cfg.n_epochs + 1, cfg.m) and h.noise.shape == (cfg.n_epochs + 1, cfg.m, cfg.n)
     assert (h.signal - W @ data.mu).abs().max() < 1e-10
@@ -37,7 +38,7 @@ def test_preactivation_history_equals_explicit_weights(run):
 
 def test_sign_sets_are_the_signs_of_explicit_preactivations(run):
     cfg, data, gd, rec = run
-    ss = dg.sign_sets(rec, data)
+    ss = preactivations.sign_sets(rec, data)
     W = gd.weights
     assert torch.equal(ss.U_plus, W @ data.mu > 0) and torch.equal(ss.U_minus, W @ data.mu < 0)
     assert torch.equal(ss.I_plus, W @ data.xi.T > 0) and torch.equal(ss.I_minus, W @ data.xi.T < 0)
@@ -45,12 +46,12 @@ def test_sign_sets_are_the_signs_of_explicit_preactivations(run):
 
 def test_count_changes_and_ever_changed_on_a_hand_made_mask():
     mask = torch.tensor([[True, False, True], [True, True, True], [False, True, True]])  # (K=3, m=3)
-    assert count_list(dg.count_changes(mask, -2)) == [0, 1, 2]
-    assert dg.ever_changed(mask, -2).tolist() == [True, True, False]
+    assert count_list(preactivations.count_changes(mask, -2)) == [0, 1, 2]
+    assert preactivations.ever_changed(mask, -2).tolist() == [True, True, False]
     cube = mask[:, :, None].expand(3, 3, 2)  # (K, m, n)
-    assert count_list(dg.count_changes(cube, -3)) == [0, 2, 4]
+    assert count_list(preactivations.count_changes(cube, -3)) == [0, 2, 4]
     with pytest.raises(ValueError, match="boolean"):
-        dg.count_changes(mask.to(torch.int64), -2)
+        preactivations.count_changes(mask.to(torch.int64), -2)
 
 
 def count_list(t):
@@ -63,7 +64,7 @@ def test_lemma_c7_rho_stays_zero_on_negative_init_with_orthogonal_noise(small_cf
     rec = mmcl.simulate(cfg, data, "single", "recursion")
     assert float(rec.rho.abs().max()) > 0.1  # memorisation happened
     assert float(dg.rho_on_negative_init(rec, data).max()) == 0.0
-    ss = dg.sign_sets(rec, data)
+    ss = preactivations.sign_sets(rec, data)
     started_neg = ss.I_minus[0]
     assert bool(ss.I_minus[:, started_neg].all())  # I_{r,-}(0) is contained in every I_{r,-}(t)
 
@@ -100,7 +101,7 @@ def test_b_coefficients_split_the_summed_update13_exactly(run):
     computed by the dynamics engine (mmcl.update_terms), an independent implementation."""
     cfg, data, gd, rec = run
     bc = dg.b_coefficients(rec, data, cfg)
-    s = dg.noise_step_scale(cfg)
+    s = predictions.noise_step_scale(cfg)
     for k in (0, 10, 40):
         ut = mmcl.update_terms(data, cfg, "single", rec.gamma[k], rec.rho[k])
         for mask, pos, neg in (((data.y > 0), bc.pos_plus, bc.neg_plus), ((data.y < 0), bc.pos_minus, bc.neg_minus)):
@@ -119,7 +120,7 @@ def test_b_coefficients_at_init_match_the_uniform_derivative_prediction():
     data = _orthogonal_noise(cfg, 2)
     rec = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
     bc = dg.b_coefficients(rec, data, cfg)
-    a_pred, b_pred = dg.b_dynamics_prediction(cfg)
+    a_pred, b_pred = predictions.b_dynamics_prediction(cfg)
     assert (bc.a_plus[0] - a_pred).abs().max() < 1e-3
     # per neuron, b_plus = sum_{i in class +, active} sum_{j in N_i} sigma(P_rj) / ((M+1) B_minus)
     act = (data.W0 @ data.xi.T > 0)
@@ -147,10 +148,10 @@ def test_signal_sign_agreement_equals_explicit_weights(small_cfg):
     data = f64(cfg, 0)
     gd = mmcl.simulate(cfg, data, "multi", "gd", keep_weights=True)
     rec = mmcl.simulate(cfg, data, "multi", "recursion")
-    agree = dg.signal_sign_agreement(rec, data)
+    agree = preactivations.signal_sign_agreement(rec, data)
     a, at = gd.weights @ data.mu, gd.weights_tilde @ data.mu_tilde
     assert torch.equal(agree, a * at > 0)
-    h = dg.preactivation_history(rec, data, tilde=True)
+    h = preactivations.preactivation_history(rec, data, tilde=True)
     assert (h.noise - gd.weights_tilde @ data.xi_tilde.T).abs().max() < 1e-10
 
 
@@ -174,18 +175,18 @@ def test_batched_diagnostics_equal_per_draw(small_cfg):
 def test_bad_arguments_raise_clear_errors(run, small_cfg):
     cfg, data, gd, rec = run
     with pytest.raises(ValueError, match="multi-modal"):
-        dg.preactivation_history(rec, data, tilde=True)
+        preactivations.preactivation_history(rec, data, tilde=True)
     with pytest.raises(ValueError, match="batched"):
-        dg.sign_sets(rec, mmcl.SyntheticData.stack([data]))
+        preactivations.sign_sets(rec, mmcl.SyntheticData.stack([data]))
     with pytest.raises(ValueError, match="Trajectory"):
         dg.psi("not a run", data)
     with pytest.raises(ValueError, match="SyntheticConfig"):
-        dg.noise_step_scale({"lr": 0.1})
+        predictions.noise_step_scale({"lr": 0.1})
 
 
 def test_without_cross_terms_makes_noise_orthogonal_and_keeps_norms(small_cfg):
     data = f64(small_cfg, 4)
-    clean = dg.without_cross_terms(data)
+    clean = preactivations.without_cross_terms(data)
     G = clean.xi @ clean.xi.T
     assert (G - torch.diag(torch.diagonal(G))).abs().max() < 1e-9
     assert (clean.xi @ clean.mu).abs().max() < 1e-9
@@ -194,11 +195,11 @@ def test_without_cross_terms_makes_noise_orthogonal_and_keeps_norms(small_cfg):
     # Lemma C.3 then holds exactly: U_+ and U_- never change, and gamma moves away from 0
     cfg = small_cfg.replace(n_epochs=150)
     rec = mmcl.simulate(cfg, clean, "single", "recursion")
-    ss = dg.sign_sets(rec, clean)
-    assert int(dg.count_changes(ss.U_plus, -2).max()) == 0 and int(dg.count_changes(ss.U_minus, -2).max()) == 0
+    ss = preactivations.sign_sets(rec, clean)
+    assert int(preactivations.count_changes(ss.U_plus, -2).max()) == 0 and int(preactivations.count_changes(ss.U_minus, -2).max()) == 0
     assert float(dg.rho_on_negative_init(rec, clean).max()) == 0.0
     with pytest.raises(ValueError, match="n \\+ 1 <= d"):
-        dg.without_cross_terms(f64(small_cfg.replace(d=20), 0))
+        preactivations.without_cross_terms(f64(small_cfg.replace(d=20), 0))
 
 
 def test_cross_term_bound_is_lemma_c1s_factor():

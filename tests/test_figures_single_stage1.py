@@ -9,6 +9,7 @@ import torch
 
 import mmcl
 from mmcl.experiments import single_stage1 as ex
+from mmcl.proofs import preactivations
 from mmcl.proofs import single_stage1 as dg
 from mmcl.proofs import predictions as theory
 from helpers import f64
@@ -23,7 +24,7 @@ def cfg(small_cfg):
 def batch(cfg):
     data = mmcl.SyntheticData.stack([f64(cfg, s) for s in (0, 1)])
     traj = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
-    hist = dg.preactivation_history(traj, data, with_augmented=True)
+    hist = preactivations.preactivation_history(traj, data, with_augmented=True)
     return data, traj, hist, dg.b_coefficients(traj, data, cfg, history=hist)
 
 
@@ -110,7 +111,7 @@ def test_sign_set_report(cfg, batch):
     assert torch.equal(rep.rho_max, traj.rho.flatten(1).amax(-1))
     assert float(rep.neg_init.max()) > 0  # at finite d the cross terms move I_{r,-}(0) pairs
     # without cross terms Lemmas C.3 and C.7 hold exactly
-    clean = dg.without_cross_terms(data)
+    clean = preactivations.without_cross_terms(data)
     tc = mmcl.simulate(cfg, clean, "single", "recursion")
     rc = dg.sign_set_report(tc, clean)
     assert int(rc.flipped.sum()) == 0 and float(rc.neg_init.max()) == 0.0 and int(rc.left.sum()) == 0

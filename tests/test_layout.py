@@ -74,3 +74,69 @@ def test_public_names_stay_importable_from_mmcl():
                  "sweep"):
         assert callable(getattr(mmcl, name)), name
     assert mmcl.sweep.__module__ == "mmcl.experiments.sweep.runner"
+
+
+def _module_edges():
+    """module -> the mmcl modules it imports (at its top or inside a function).  ``from P import X``
+    points at the submodule ``P.X`` when ``X`` is one, else at the package ``P`` (whose __init__ runs)."""
+    edges = {}
+    for module in _modules():
+        spec = importlib.util.find_spec(module)
+        tree = ast.parse(Path(spec.origin).read_text())
+        out = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("mmcl"):
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    is_pkg = importlib.util.find_spec(node.module).submodule_search_locations is not None
+                    out.add(sub if is_pkg and importlib.util.find_spec(sub) is not None else node.module)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name.startswith("mmcl"))
+        edges[module] = {t for t in out if t != module and t != "mmcl"}
+    return edges
+
+
+def _cycles(edges):
+    """Every strongly connected set of more than one module (Tarjan), each sorted."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_cycles_are_found():
+    """The search itself: a planted cycle is found, a chain is not."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_import_cycle_inside_mmcl():
+    """No module reaches itself through imports, function-level imports included, inside any layer.
+    A package's __init__ importing its own submodules is no cycle unless a submodule imports a name
+    of that __init__ back."""
+    edges = _module_edges()
+    cycles = _cycles(edges)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)

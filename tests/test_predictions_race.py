@@ -12,9 +12,9 @@ from mmcl.dynamics import simulate
 from mmcl.dynamics.forward import preactivations
 from mmcl.dynamics.reference import reference_step
 from mmcl.model.data import SyntheticData, sample_synthetic
-from mmcl.proofs.multi_stage1 import pairing_rate
 from mmcl.proofs.predictions import Stage1Race, stage1_race
-from mmcl.proofs.single_stage1 import b_dynamics_prediction, noise_step_scale, without_cross_terms
+from mmcl.proofs.predictions import b_dynamics_prediction, noise_step_scale, pairing_rate
+from mmcl.proofs.preactivations import without_cross_terms
 
 F64 = torch.float64
 # sigma0 tiny: every similarity is ~1e-12, so l'_i = l'_{i,j} = 1/(M+1) to round-off; eps = 0 in _one_step:

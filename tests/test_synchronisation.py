@@ -78,7 +78,7 @@ def test_predicted_sync_step_is_first_agreement_of_the_linear_map():
 
 def test_pairing_rate_is_lemma54_rate_with_exact_constant():
     cfg = mmcl.SyntheticConfig()
-    ratio = sync.pairing_rate(cfg) / theory.multi_growth_rate(cfg)
+    ratio = theory.pairing_rate(cfg) / theory.multi_growth_rate(cfg)
     assert ratio == pytest.approx((cfg.M / (2 * (cfg.M + 1))) / 0.48, rel=1e-12)
 
 
@@ -116,7 +116,7 @@ def test_synchronisation_sets_match_initial_signs(small_run):
     assert bool((syn.sync_step[~syn.opposite0] == 0).all())
     assert torch.allclose(syn.u[:, 0], a0 / data.mu.norm(dim=-1, keepdim=True), rtol=1e-10)
     # per batch element kappa from the run's own lr and tau
-    assert torch.allclose(syn.kappa, torch.full((3,), sync.pairing_rate(cfg), dtype=torch.float64))
+    assert torch.allclose(syn.kappa, torch.full((3,), theory.pairing_rate(cfg), dtype=torch.float64))
 
 
 def test_lemma_d3_every_neuron_synchronises_and_stays(small_run):
@@ -198,7 +198,7 @@ def test_lemma54_noise_bound_grows_as_delta_shrinks():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: sync.pairing_rate("cfg"), "cfg must be a SyntheticConfig"),
+    (lambda: theory.pairing_rate("cfg"), "cfg must be a SyntheticConfig"),
     (lambda: sync.predicted_sync_step(torch.ones(3), -torch.ones(3), 1.5), "kappa must lie in"),
     (lambda: sync.stage1_signal_prediction(torch.ones(3), torch.ones(2), 0.1, torch.arange(3)), "same shape"),
     (lambda: sync.lemma54_noise_bound(mmcl.SyntheticConfig(), 1.5), "delta"),

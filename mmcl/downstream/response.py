@@ -38,7 +38,7 @@ from mmcl.downstream.evaluation import PROTOCOLS, _features, embeddings, evaluat
 from mmcl.dynamics import simulate
 from mmcl.dynamics.forward import preactivations
 from mmcl.dynamics.trajectory import Trajectory
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic
 
 __all__ = ["PARTS", "VARIANTS", "ResponseParts", "OODResponse", "response_parts", "ood_response",
@@ -275,8 +275,7 @@ def run_downstream(cfg: SyntheticConfig = SyntheticConfig(), seeds: Sequence[int
     is Figure 1 (``cfg.nu_cos`` is ignored).  Scored every ``eval_every`` steps under both protocols
     (:func:`mmcl.downstream.evaluation.evaluate_all`); at the last step also the decomposition of
     the responses (:func:`ood_response`) and the ablations (:func:`ablated_accuracy`)."""
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")

@@ -14,7 +14,7 @@ from mmcl.model import losses
 from mmcl.dynamics.trajectory import DivergenceError, Trajectory, UpdateTerms, check_mode
 from mmcl.dynamics.kernel import _Contrast, _Grams, _Workspace, _networks, _signal_terms, _step_multi, _step_single
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "t1_statistic"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,7 +144,7 @@ def _record_steps(T: int, every: int):
     return steps if steps[-1] == T else steps + [T]
 
 
-def _t1_stat(mode: str, gamma: torch.Tensor, rho: torch.Tensor, norm_gamma=1.0, norm_rho=1.0) -> torch.Tensor:
+def t1_statistic(mode: str, gamma: torch.Tensor, rho: torch.Tensor, norm_gamma=1.0, norm_rho=1.0) -> torch.Tensor:
     """The statistic of :func:`mmcl.proofs.predictions.measured_t1` for ``gamma (..., m)``, ``rho (..., m, n)``
     given as coefficients times ``norm_gamma (..., 1)``/``norm_rho (..., 1, n)`` (positive, so the
     maximum over ``r`` is taken before the product): ``min_i max_r rho_{r,i}`` (single mode),
@@ -203,7 +203,7 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss
                     out[f"lprime{sfx[i]}_neg"][:, kk] = (E / Z[..., None]).gather(2, k.negatives[half])
         j = t1_idx.get(t)
         if j is not None:  # the first network's; rho = c ||xi||^2 with ||xi||^2 > 0, so max_r commutes with it
-            out["t1_stat"][:, j] = _t1_stat(mode, *record[0][:4])
+            out["t1_stat"][:, j] = t1_statistic(mode, *record[0][:4])
         if t % _CHECK_EVERY == 0 or t == T:
             _finite_or_raise(loss, t, mode, engine, lr, tau)
         if t == T:
@@ -250,7 +250,7 @@ def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss, o
         if k is not None or j is not None:
             c = (W - bd.W0) @ pinv.transpose(1, 2)  # Eq. (11) solved for the coefficients
         if j is not None:
-            out["t1_stat"][:, j] = _t1_stat(mode, c[..., 0], c[..., 1:])
+            out["t1_stat"][:, j] = t1_statistic(mode, c[..., 0], c[..., 1:])
         if k is not None:
             out["gamma"][:, k], out["rho"][:, k] = c[..., 0], c[..., 1:]
             if multi:

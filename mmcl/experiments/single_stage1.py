@@ -22,6 +22,7 @@ from mmcl.dynamics import simulate
 from mmcl.experiments.sizes import pick
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.proofs import preactivations
 from mmcl.proofs import single_stage1 as stage1
 
 __all__ = ["Stage1Sizes", "BY_SIZE", "sizes", "config", "recursion_check", "stage1_runs"]
@@ -81,9 +82,9 @@ def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
     data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=_F64)
                                 for s in range(sizes(size).seeds)]).to(device=device)
     traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
-    hist = stage1.preactivation_history(traj, data, with_augmented=True)
+    hist = preactivations.preactivation_history(traj, data, with_augmented=True)
     bc = stage1.b_coefficients(traj, data, cfg, history=hist)
-    clean = stage1.without_cross_terms(data)
+    clean = preactivations.without_cross_terms(data)
     traj_c = simulate(cfg, clean, "single", "recursion", record_derivatives=True)
     reports = {"Figure 1 data": stage1.sign_set_report(traj, data, history=hist),
                "orthogonal noise": stage1.sign_set_report(traj_c, clean)}

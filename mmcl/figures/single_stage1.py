@@ -20,6 +20,7 @@ from mmcl.experiments.single_stage1 import recursion_check, stage1_runs
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
+from mmcl.proofs import predictions
 from mmcl.proofs import single_stage1 as dg
 
 __all__ = ["draw_recursion_vs_gd", "draw_noise_growth", "draw_sign_sets", "draw_b_dynamics", "FIGURES"]
@@ -144,7 +145,7 @@ def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
 
     from mmcl.proofs.predictions import t1_single
 
-    a_pred, _ = dg.b_dynamics_prediction(cfg)
+    a_pred, _ = predictions.b_dynamics_prediction(cfg)
     steps = medians.steps
     with style():
         fig, ax = plt.subplots(figsize=(8.5, 4.6), constrained_layout=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mmcl._utils import check_bool, check_int, check_number
 
-__all__ = ["SyntheticConfig"]
+__all__ = ["SyntheticConfig", "check_config"]
 
 
 @dataclass(frozen=True)
@@ -122,3 +122,11 @@ class SyntheticConfig:
         if unknown:
             raise ValueError(f"unknown SyntheticConfig field(s) {unknown}; valid: {sorted(names)}")
         return dataclasses.replace(self, **changes)
+
+
+def check_config(cfg, name: str = "cfg") -> SyntheticConfig:
+    """``cfg`` if it is a :class:`SyntheticConfig`, else a ValueError naming the parameter and the
+    type it got: the one argument check of every function that takes a configuration."""
+    if not isinstance(cfg, SyntheticConfig):
+        raise ValueError(f"{name} must be a SyntheticConfig, got {type(cfg).__name__}")
+    return cfg

@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 import torch
 
 from mmcl._utils import check_bool, check_int, resolve_device, resolve_dtype
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model import span as _span
 
 __all__ = ["SyntheticData", "OODData", "sample_synthetic", "sample_ood"]
@@ -417,8 +417,7 @@ def sample_synthetic(cfg: SyntheticConfig, seed: int = 0, *, dtype=torch.float32
     (or ``cfg.d_tilde < n + m + 1``) the basis would be no smaller than the space: ValueError,
     use the explicit draw.
     """
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     check_int("seed", seed, 0)
     check_bool("span", span)
     dtype = resolve_dtype(dtype)

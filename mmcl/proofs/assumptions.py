@@ -26,7 +26,7 @@ from typing import List, Optional, Union
 import torch
 
 from mmcl._utils import check_number
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.proofs.predictions import (C_MU_THRESHOLD, multi_growth_rate, noise_step_scale, signal_step_scale,
                                      single_growth_rate)
 
@@ -194,8 +194,7 @@ def lemma_b2_probability(cfg: SyntheticConfig, delta: float, tilde: bool = False
 # The scale gap at the end of stage 1 (proofs of Lemmas 5.2 and 5.4)
 # --------------------------------------------------------------------------------------------
 def _cfg(cfg) -> SyntheticConfig:
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     return cfg
 
 

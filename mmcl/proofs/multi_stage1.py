@@ -14,7 +14,7 @@ balanced and the noise patches are orthogonal to the signal, the positive and th
 Eqs. (15), (17) combine through ``sigma(x) - sigma(-x) = x`` into the *linear* map::
 
     u(t+1) = u(t) + kappa v(t),   v(t+1) = v(t) + kappa u(t),
-    kappa  = eta M ||mu|| ||mu~|| / (2 m tau (M+1))             (:func:`pairing_rate`),
+    kappa  = eta M ||mu|| ||mu~|| / (2 m tau (M+1))             (:func:`mmcl.proofs.predictions.pairing_rate`),
 
 whatever the signs.  Its solution (:func:`stage1_signal_prediction`) is
 ``u(t) = ((1+kappa)^t s + (1-kappa)^t q)/2``, ``v(t) = ((1+kappa)^t s - (1-kappa)^t q)/2`` with
@@ -45,13 +45,14 @@ from typing import Optional, Tuple
 import torch
 
 from mmcl._utils import check_int, check_number
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData
 from mmcl.proofs import predictions as _predictions
-from mmcl.proofs.single_stage1 import preactivation_history
+from mmcl.proofs.predictions import pairing_rate, pairing_rate_of
+from mmcl.proofs.preactivations import preactivation_history
 from mmcl.dynamics import Trajectory
 
-__all__ = ["pairing_rate", "stage1_signal_prediction", "predicted_sync_step", "Synchronisation",
+__all__ = ["stage1_signal_prediction", "predicted_sync_step", "Synchronisation",
            "synchronisation", "lemma_d4_lower_bound", "loss_derivative_spread", "noise_growth_rate",
            "lemma54_noise_bound", "NoiseCases", "noise_cases", "NOISE_CASES", "Stage1End", "stage1_end"]
 
@@ -66,8 +67,7 @@ NOISE_CASES = {1: "I- & I~- : rho = rho~ = 0",
 # Argument handling
 # --------------------------------------------------------------------------------------------
 def _check_cfg(cfg) -> SyntheticConfig:
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     return cfg
 
 
@@ -87,23 +87,9 @@ def _check_multi(traj: Trajectory, data: SyntheticData) -> bool:
     return batched
 
 
-def _kappa(lr, tau, M: int, m: int, mu_norm, mu_tilde_norm):
-    return lr * M * mu_norm * mu_tilde_norm / (2.0 * m * tau * (M + 1))
-
-
 # --------------------------------------------------------------------------------------------
 # The linear stage-1 map of the signal preactivations (ours, from Eqs. 15, 17 and Lemma D.1)
 # --------------------------------------------------------------------------------------------
-def pairing_rate(cfg: SyntheticConfig) -> float:
-    """``kappa = eta M ||mu|| ||mu~|| / (2 m tau (M + 1))``: the per-step rate of the linear stage-1
-    map of the normalised signal preactivations (module docstring; ours).
-
-    It is Lemma 5.4's rate ``0.48 C_mu eta ||mu||^2/(m tau)`` with the lemma's lower constant 0.48
-    replaced by its exact value ``M/(2(M+1))`` at uniform loss derivatives and balanced labels."""
-    cfg = _check_cfg(cfg)
-    return _kappa(cfg.lr, cfg.tau, cfg.M, cfg.m, cfg.mu_norm, cfg.mu_tilde_norm)
-
-
 def _as_kappa(kappa, like: torch.Tensor) -> torch.Tensor:
     k = torch.as_tensor(kappa, dtype=torch.float64, device=like.device)
     if not bool(((k > 0) & (k < 1)).all()):
@@ -229,7 +215,7 @@ def synchronisation(data: SyntheticData, traj: Trajectory) -> Synchronisation:
     kept = ~(after & ~agree).any(-2) & ~never
     lr = traj.lr.to(device=a.device, dtype=torch.float64)
     tau = traj.tau.to(device=a.device, dtype=torch.float64)
-    kappa = _kappa(lr, tau, data.M, data.m, mu_n, mut_n)
+    kappa = pairing_rate_of(lr, tau, data.M, data.m, mu_n, mut_n)
     u0, v0 = u[..., 0, :], v[..., 0, :]
     return Synchronisation(steps=steps, u=u, v=v, agree=agree, opposite0=u0 * v0 < 0, sync_step=sync_step,
                            sign=sign, kept=kept, kappa=kappa,

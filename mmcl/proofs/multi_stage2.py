@@ -67,13 +67,13 @@ from typing import Optional, Tuple
 
 import torch
 
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData
 from mmcl.model.losses import relu
 from mmcl.dynamics import Trajectory
 from mmcl.proofs import single_stage2 as _s2
 from mmcl.proofs.single_stage2 import ComparatorConfig, Margins, Telescoping
-from mmcl.proofs.single_stage1 import preactivation_history
+from mmcl.proofs.preactivations import preactivation_history
 from mmcl.proofs.multi_stage1 import Synchronisation
 
 __all__ = ["ComparatorSigns", "comparator_signs", "lemma54_averages", "MultiTelescoping", "multi_telescoping",
@@ -185,8 +185,7 @@ def lemma54_averages(syn: Synchronisation, cfg: SyntheticConfig, t: int) -> torc
     the first's (for the second's) to be at least 2."""
     if not isinstance(syn, Synchronisation):
         raise ValueError(f"syn must be a Synchronisation, got {type(syn).__name__}")
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     k = _index(syn.steps, t, "t")
     m = syn.u.shape[-1]
     u0, v0 = syn.u[..., 0, :], syn.v[..., 0, :]
@@ -497,8 +496,7 @@ def stage2_scales(traj: Trajectory, cfg: SyntheticConfig, t1: int) -> Stage2Scal
     recorded step ``t1`` on."""
     if not isinstance(traj, Trajectory) or traj.mode != "multi" or traj.gamma_tilde is None:
         raise ValueError("traj must be a multi-modal Trajectory (mode='multi')")
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     k1 = _index(traj.steps, t1, "t1")
 
     def growth(x):

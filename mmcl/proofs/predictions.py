@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import torch
 
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.dynamics.trajectory import Trajectory
-from mmcl.dynamics.engines import _t1_stat
+from mmcl.dynamics.engines import t1_statistic
 
-__all__ = ["noise_step_scale", "signal_step_scale", "single_growth_rate", "multi_growth_rate", "t1_single", "t1_multi", "t1_formula",
+__all__ = ["b_dynamics_prediction", "pairing_rate", "pairing_rate_of", "noise_step_scale", "signal_step_scale", "single_growth_rate", "multi_growth_rate", "t1_single", "t1_multi", "t1_formula",
            "measured_t1", "C_MU_THRESHOLD", "Stage1Race", "stage1_race"]
 
 C_MU_THRESHOLD = 2.66  # Assumption 4.1(7): C_mu = ||mu~||/||mu|| >= 2.66 (our reading of the extracted text)
@@ -24,12 +24,14 @@ def noise_step_scale(cfg: SyntheticConfig) -> float:
     """``s = eta sigma_xi^2 d / (n m tau)``: the factor of the ``rho`` update (13) once ``||xi_i||^2``
     is replaced by its mean ``sigma_xi^2 d`` (Sec. 5.1, the ``B`` dynamics).  Every noise rate of the
     appendix is a constant times ``s``."""
+    check_config(cfg)
     return cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
 
 
 def signal_step_scale(cfg: SyntheticConfig) -> float:
     """``eta ||mu||^2 / (m tau)``: the factor of the ``gamma`` update (12); every signal rate of the
     appendix is a constant times it (``0.52`` single-modal, ``0.48 C_mu`` multi-modal)."""
+    check_config(cfg)
     return cfg.lr * cfg.mu_norm ** 2 / (cfg.m * cfg.tau)
 
 
@@ -77,11 +79,41 @@ def measured_t1(traj: Trajectory, level: float = 1.0) -> torch.Tensor:
     if traj.t1_stat is not None:
         stat, at = traj.t1_stat, traj.t1_steps
     else:
-        stat, at = _t1_stat(traj.mode, traj.gamma, traj.rho), traj.steps  # (..., K)
+        stat, at = t1_statistic(traj.mode, traj.gamma, traj.rho), traj.steps  # (..., K)
     reached = stat >= level
     first = reached.to(torch.int64).argmax(-1)
     steps = at.to(stat.device)[first].to(torch.float64)
     return torch.where(reached.any(-1), steps, torch.full_like(steps, float("nan")))
+
+
+def b_dynamics_prediction(cfg: SyntheticConfig) -> tuple:
+    """``(a, b)`` predicted for ``B_same(t+1) - B_same(t) ~ s (a B_same(t) - b B_other(t))`` when
+    every loss derivative sits at its uniform value ``l'_i = l'_{i,j} = 1/(M+1)`` (stage 1, Lemma C.2):
+
+    * ``a = M/(M+1)``: the weight ``1 - l'_i`` of the positive term of (13);
+    * ``b = M/(2(M+1))``: a sample ``i`` of label ``+1`` meets ``M`` of the ``n/2`` opposite-label
+      samples as negatives, each with weight ``1/(M+1)``; summing over the about ``n/4`` samples of
+      its class that are active for ``r`` (the random sign of the initialisation: the ``1/2`` of
+      Sec. 5.1) gives ``(n/4) (2M/n) / (M+1) = M/(2(M+1))``.
+
+    Sec. 5.1 writes ``(1, 1/2)``, the ``M -> infinity`` limit.  (Assumes balanced labels.)"""
+    check_config(cfg)
+    return cfg.M / (cfg.M + 1), cfg.M / (2 * (cfg.M + 1))
+
+
+def pairing_rate(cfg: SyntheticConfig) -> float:
+    """``kappa = eta M ||mu|| ||mu~|| / (2 m tau (M + 1))``: the per-step rate of the linear stage-1
+    map of the normalised signal preactivations (:mod:`mmcl.proofs.multi_stage1`; ours).
+
+    It is Lemma 5.4's rate ``0.48 C_mu eta ||mu||^2/(m tau)`` with the lemma's lower constant 0.48
+    replaced by its exact value ``M/(2(M+1))`` at uniform loss derivatives and balanced labels."""
+    check_config(cfg)
+    return pairing_rate_of(cfg.lr, cfg.tau, cfg.M, cfg.m, cfg.mu_norm, cfg.mu_tilde_norm)
+
+
+def pairing_rate_of(lr, tau, M: int, m: int, mu_norm, mu_tilde_norm):
+    """:func:`pairing_rate` from its ingredients (numbers, or tensors of one shape)."""
+    return lr * M * mu_norm * mu_tilde_norm / (2.0 * m * tau * (M + 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,11 +207,7 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
 
     Returns a :class:`Stage1Race`.  Needs rates in ``(0, 1)`` (else the linear stage overshoots in
     one step) and ``M >= 2`` (a positive level)."""
-    from mmcl.proofs.multi_stage1 import pairing_rate
-    from mmcl.proofs.single_stage1 import b_dynamics_prediction
-
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     if mode not in ("single", "multi"):
         raise ValueError(f"mode={mode!r} is unknown; valid: 'single', 'multi'")
     if cfg.M < 2:

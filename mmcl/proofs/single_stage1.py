@@ -5,12 +5,9 @@ weights themselves.  This module computes them from a :class:`~mmcl.dynamics.tra
 engine: only the coefficients ``gamma``, ``rho`` of Eq. (11) are used, through
 :func:`mmcl.dynamics.forward.preactivations`, so a run of the ``recursion`` engine suffices):
 
-* :func:`preactivation_history` -- ``<w_r(t), mu>``, ``<w_r(t), xi_i>`` (and ``<w_r(t), xi_i + eps_i>``)
-  at every recorded step;
-* :func:`sign_sets` -- ``U_+(t) = {r : <w_r(t), mu> > 0}``, ``U_-(t)``, and the noise index sets
-  ``I_{r,+}(t) = {i : <w_r(t), xi_i> > 0}``, ``I_{r,-}(t)`` (Sec. 5.1; Lemmas C.3 and C.7 claim they
-  never change); :func:`count_changes`, :func:`ever_changed` to test that claim;
-  :func:`signal_sign_agreement` for the two networks of the multi-modal model (Sec. 5.2);
+* the preactivations and sign sets that every stage uses (``preactivation_history``, ``sign_sets``,
+  ``count_changes``, ``ever_changed``, ``signal_sign_agreement``, ``without_cross_terms``) live in
+  :mod:`mmcl.proofs.preactivations`;
 * :func:`rho_on_negative_init` -- ``max |rho_{r,i}(t)|`` over ``i in I_{r,-}(0)`` (Lemma C.7: zero);
 * :func:`psi` -- ``Psi_{r,i}(t) = rho_{r,i}(t) + <w_r(0), xi_i>`` (App. C.1.2) and
   :func:`positive_noise_memorization`, its average over the neurons that start positive on
@@ -18,18 +15,15 @@ engine: only the coefficients ``gamma``, ``rho`` of Eq. (11) are used, through
   sigma_xi sqrt(d)``);
 * :func:`noise_totals` -- ``B_{r,+}(t)``, ``B_{r,-}(t)`` of Sec. 5.1, and :func:`b_coefficients`,
   the exact split of their one-step growth into ``s (a B_same - b B_other)`` with measured ``a``,
-  ``b`` (Sec. 5.1 says ``a ~ 1``, ``b ~ 1/2``); :func:`b_dynamics_prediction` gives the values for
-  uniform loss derivatives;
-* :func:`without_cross_terms` -- a copy of a draw with the noise vectors made orthogonal to each
-  other and to ``mu`` (norms kept): the idealisation under which the appendix's cross terms
-  ``<xi_i, xi_k>``, ``<xi_i, mu>`` vanish, to separate finite-``d`` effects from the lemmas' logic;
+  ``b`` (Sec. 5.1 says ``a ~ 1``, ``b ~ 1/2``);
+  :func:`mmcl.proofs.predictions.b_dynamics_prediction` gives the values for uniform loss derivatives;
 * :func:`fit_growth_rate` -- the per-step rate ``r`` of a log-linear fit ``v(t) ~ C (1 + r)^t``;
 * the chapter's summaries, one per claim: :func:`recursion_vs_gd` (Lemma 5.1: the recursion is
   gradient descent), :func:`noise_growth` (Lemma 5.2: growth of ``N_i``, its rates and ``T1``),
   :func:`sign_set_report` (Lemmas C.3 and C.7) and :func:`b_coefficient_medians` (Sec. 5.1: ``a``,
   ``b`` and ``b/a``);
-* rates the appendix uses: :func:`noise_step_scale` (``s = eta sigma_xi^2 d/(n m tau)``),
-  :func:`b_minus_upper_rate` (``1.05 s``) and :func:`signal_upper_rate_single`
+* rates the appendix uses: :func:`b_minus_upper_rate` (``1.05 s``, with
+  ``s = eta sigma_xi^2 d/(n m tau)`` :func:`mmcl.proofs.predictions.noise_step_scale`) and :func:`signal_upper_rate_single`
   (``0.52 eta ||mu||^2/(m tau)``); the noise lower rate ``0.96 s`` is
   :func:`mmcl.proofs.predictions.single_growth_rate`.
 
@@ -47,181 +41,22 @@ from typing import Optional
 import torch
 
 from mmcl._utils import check_number
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData
 from mmcl.dynamics import Trajectory, preactivations, simulate
 from mmcl.model.decomposition import Decomposition, decompose
 from mmcl.model.losses import relu as relu_
 from mmcl.proofs import predictions as _predictions
+from mmcl.proofs.predictions import b_dynamics_prediction, noise_step_scale
+from mmcl.proofs.preactivations import (PreactivationHistory, SignSets, batch_first as _batch_first, check_run as _check,
+                                        count_changes, ever_changed, preactivation_history, sign_sets,
+                                        signal_sign_agreement, time_first as _time_first, without_cross_terms)
 
-__all__ = ["PreactivationHistory", "preactivation_history", "SignSets", "sign_sets", "count_changes",
-           "ever_changed", "signal_sign_agreement", "without_cross_terms", "rho_on_negative_init", "psi",
+__all__ = ["rho_on_negative_init", "psi",
            "positive_noise_memorization", "NoiseTotals", "noise_totals", "BCoefficients", "b_coefficients",
-           "b_dynamics_prediction", "GrowthFit", "fit_growth_rate", "noise_step_scale", "cross_term_bound", "b_minus_upper_rate",
+           "GrowthFit", "fit_growth_rate", "cross_term_bound", "b_minus_upper_rate",
            "signal_upper_rate_single", "RecursionCheck", "recursion_vs_gd", "NoiseGrowth", "noise_growth",
            "SignSetReport", "sign_set_report", "CoefficientMedians", "b_coefficient_medians"]
-
-
-# --------------------------------------------------------------------------------------------
-# Argument handling
-# --------------------------------------------------------------------------------------------
-def _check(traj: Trajectory, data: SyntheticData, tilde: bool):
-    if not isinstance(traj, Trajectory):
-        raise ValueError(f"traj must be a Trajectory, got {type(traj).__name__}")
-    if not isinstance(data, SyntheticData):
-        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
-    if tilde and (traj.gamma_tilde is None or not data.has_tilde):
-        raise ValueError("tilde=True needs a multi-modal trajectory (gamma_tilde, rho_tilde) and data with "
-                         "the second modality")
-    gamma = traj.gamma_tilde if tilde else traj.gamma
-    rho = traj.rho_tilde if tilde else traj.rho
-    batched = gamma.dim() == 3
-    if batched != data.batched:
-        raise ValueError(f"traj is {'batched' if batched else 'unbatched'} but data is "
-                         f"{'batched' if data.batched else 'unbatched'}; pass the data the run was made from")
-    if rho.shape[-1] != data.n or gamma.shape[-1] != data.m:
-        raise ValueError(f"traj has m={gamma.shape[-1]}, n={rho.shape[-1]} but data has m={data.m}, n={data.n}")
-    return gamma, rho, batched
-
-
-def _time_first(x: torch.Tensor, batched: bool) -> torch.Tensor:
-    """(B, K, ...) -> (K, B, ...) so that time precedes the batch dims of ``data``."""
-    return x.transpose(0, 1) if batched else x
-
-
-def _batch_first(x: torch.Tensor, batched: bool) -> torch.Tensor:
-    return x.transpose(0, 1) if batched else x
-
-
-def without_cross_terms(data: SyntheticData) -> SyntheticData:
-    """A copy of ``data`` whose noise vectors ``xi_i (n, d)`` are replaced by orthogonal ones of the
-    same norms, all orthogonal to ``mu`` (Gram-Schmidt, in float64, of ``[mu, xi_1, ..., xi_n]``, in
-    that order, so each ``xi_i`` keeps its component outside ``span{mu, xi_1..xi_{i-1}}``).  The
-    appendix bounds ``|<xi_i, xi_k>|/||xi_k||^2`` and ``|<xi_i, mu>|/||xi_i||^2`` by ``O~(d^{-1/2})``
-    and then treats them as negligible; on this copy they are exactly 0, so e.g. Lemmas C.3 and C.7
-    must hold exactly.  Everything else (labels, eps, negatives, W0, the second modality, OOD set)
-    is kept.  Needs ``n + 1 <= d``; batched data is handled draw by draw."""
-    if not isinstance(data, SyntheticData):
-        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
-    if data.n + 1 > data.width:
-        raise ValueError(f"without_cross_terms needs n + 1 <= d, got n={data.n} and tensors of width {data.width}")
-    if data.batched:
-        return SyntheticData.stack([without_cross_terms(data[b]) for b in range(data.batch_size)])
-    f64 = torch.float64
-    A = torch.cat([data.mu[None], data.xi], 0).to(f64).T  # (d, n+1)
-    Qm, R = torch.linalg.qr(A)  # A = Q R, column k of Q spans the new direction of column k
-    norms = data.xi.to(f64).norm(dim=-1)  # (n,)
-    sign = torch.sign(torch.diagonal(R)[1:])
-    sign = torch.where(sign == 0, torch.ones_like(sign), sign)
-    xi = (Qm[:, 1:] * (sign * norms)).T.to(data.dtype)  # (n, d)
-    fields = {name: getattr(data, name) for name in SyntheticData._SPEC}
-    fields["xi"] = xi
-    return SyntheticData(**fields, ood=data.ood, **data._nominal())
-
-
-# --------------------------------------------------------------------------------------------
-# Preactivations and sign sets
-# --------------------------------------------------------------------------------------------
-@dataclass
-class PreactivationHistory:
-    """Inner products of the weights with the training vectors at every recorded step.
-
-    ``steps (K,)``; ``signal (..., K, m)`` = ``<w_r(t), mu>``; ``noise (..., K, m, n)`` =
-    ``<w_r(t), xi_i>``; ``noise_aug (..., K, m, n)`` = ``<w_r(t), xi_i + eps_i>`` (single modality
-    only, when asked for, else None); ``tilde`` tells which network.  ``...`` is the batch ``B``
-    of a batched run (absent for one draw).
-    """
-
-    steps: torch.Tensor
-    signal: torch.Tensor
-    noise: torch.Tensor
-    noise_aug: Optional[torch.Tensor] = None
-    tilde: bool = False
-
-
-def preactivation_history(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
-                          with_augmented: bool = False) -> PreactivationHistory:
-    """``<w_r(t), mu>`` and ``<w_r(t), xi_i>`` along ``traj`` from the coefficients of Eq. (11),
-    via :func:`mmcl.dynamics.forward.preactivations` (exact for every engine).
-
-    ``with_augmented=True`` adds ``<w_r(t), xi_i + eps_i>`` (the augmented positive's noise patch,
-    Eq. 5), which only exists for the first modality.  Computed in the trajectory's dtype.
-    """
-    gamma, rho, batched = _check(traj, data, tilde)
-    if with_augmented and tilde:
-        raise ValueError("with_augmented=True is for the first modality only (eps exists only there)")
-    data = data.to(device=gamma.device, dtype=gamma.dtype)
-    g, r = _time_first(gamma, batched), _time_first(rho, batched)
-    mu, xi = (data.mu_tilde, data.xi_tilde) if tilde else (data.mu, data.xi)
-    signal = preactivations(data, g, r, mu[..., None, :], tilde=tilde)[..., 0]  # (K, B.., m)
-    noise = preactivations(data, g, r, xi, tilde=tilde)  # (K, B.., m, n)
-    aug = preactivations(data, g, r, xi + data.eps) if with_augmented else None
-    return PreactivationHistory(steps=traj.steps, signal=_batch_first(signal, batched),
-                                noise=_batch_first(noise, batched),
-                                noise_aug=None if aug is None else _batch_first(aug, batched), tilde=tilde)
-
-
-@dataclass
-class SignSets:
-    """The sign sets of Sec. 5.1 as boolean masks over the recorded steps.
-
-    ``U_plus (..., K, m)``: ``r in U_+(t)``, i.e. ``<w_r(t), mu> > 0``; ``U_minus``: ``< 0``.
-    ``I_plus (..., K, m, n)``: ``i in I_{r,+}(t)``, i.e. ``<w_r(t), xi_i> > 0``; ``I_minus``: ``< 0``.
-    (An exact zero belongs to neither set.)  ``steps (K,)``.
-    """
-
-    steps: torch.Tensor
-    U_plus: torch.Tensor
-    U_minus: torch.Tensor
-    I_plus: torch.Tensor
-    I_minus: torch.Tensor
-
-
-def sign_sets(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
-              history: Optional[PreactivationHistory] = None) -> SignSets:
-    """``U_+(t)``, ``U_-(t)`` and ``I_{r,+}(t)``, ``I_{r,-}(t)`` (Sec. 5.1, Lemmas C.3, C.7) at every
-    recorded step.  Pass ``history`` (from :func:`preactivation_history`) to reuse it."""
-    h = history if history is not None else preactivation_history(traj, data, tilde=tilde)
-    return SignSets(steps=h.steps, U_plus=h.signal > 0, U_minus=h.signal < 0,
-                    I_plus=h.noise > 0, I_minus=h.noise < 0)
-
-
-def _check_mask(mask: torch.Tensor, time_dim: int) -> None:
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        raise ValueError("mask must be a boolean tensor (e.g. SignSets.U_plus)")
-    if mask.dim() < 1 or not -mask.dim() <= time_dim < mask.dim():
-        raise ValueError(f"time_dim={time_dim} is out of range for a mask of shape {tuple(mask.shape)}")
-
-
-def count_changes(mask: torch.Tensor, time_dim: int) -> torch.Tensor:
-    """How many entries of ``mask`` differ from their value at the first recorded step, at each
-    step: ``mask (..., K, *E)`` with time at ``time_dim`` -> ``(..., K)`` int64 (the entries ``E``
-    summed out).  Lemma C.3 (``U_+``, ``U_-``) and Lemma C.7 (``I_{r,-}``) say: all zeros.
-
-    Use ``time_dim=-2`` for ``U_plus (..., K, m)`` and ``time_dim=-3`` for ``I_plus (..., K, m, n)``.
-    """
-    _check_mask(mask, time_dim)
-    td = time_dim % mask.dim()
-    first = mask.narrow(td, 0, 1)
-    diff = mask != first
-    return diff.flatten(td + 1).sum(-1) if td + 1 < mask.dim() else diff.to(torch.int64)
-
-
-def ever_changed(mask: torch.Tensor, time_dim: int) -> torch.Tensor:
-    """``(..., *E)`` bool: whether each entry of ``mask`` ever differs from its first recorded value
-    (``time_dim`` as in :func:`count_changes`)."""
-    _check_mask(mask, time_dim)
-    td = time_dim % mask.dim()
-    return (mask != mask.narrow(td, 0, 1)).any(td)
-
-
-def signal_sign_agreement(traj: Trajectory, data: SyntheticData) -> torch.Tensor:
-    """Multi-modal runs (Sec. 5.2): ``(..., K, m)`` bool, True where neuron ``r`` is *synchronised*,
-    i.e. ``r in (U_+(t) & U~_+(t)) | (U_-(t) & U~_-(t))`` (``<w_r, mu>`` and ``<w~_r, mu~>`` share a
-    strict sign)."""
-    a = preactivation_history(traj, data).signal
-    b = preactivation_history(traj, data, tilde=True).signal
-    return ((a > 0) & (b > 0)) | ((a < 0) & (b < 0))
 
 
 def rho_on_negative_init(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
@@ -248,7 +83,7 @@ def psi(traj: Trajectory, data: SyntheticData, *, tilde: bool = False) -> torch.
     """``Psi_{r,i}(t) = rho_{r,i}(t) + <w_r(0), xi_i>`` for every pair, ``(..., K, m, n)`` (App. C.1.2,
     where ``Psi`` is used for ``y_i = 1`` and ``Phi`` for ``y_i = -1``, both on ``i in I_{r,+}``).
     Lemma C.11 (22) bounds it below by ``(1 + 0.96 s)^t Psi_{r,i}(0)`` on those pairs, where
-    ``s`` is :func:`noise_step_scale`."""
+    ``s`` is :func:`mmcl.proofs.predictions.noise_step_scale`."""
     gamma, rho, batched = _check(traj, data, tilde)
     data_c = data.to(device=gamma.device, dtype=gamma.dtype)
     W0, xi = (data_c.W0_tilde, data_c.xi_tilde) if tilde else (data_c.W0, data_c.xi)
@@ -301,15 +136,8 @@ def noise_totals(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
 # Rates of the appendix and fits
 # --------------------------------------------------------------------------------------------
 def _cfg(cfg) -> SyntheticConfig:
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     return cfg
-
-
-def noise_step_scale(cfg: SyntheticConfig) -> float:
-    """``s = eta sigma_xi^2 d / (n m tau)``: :func:`mmcl.proofs.predictions.noise_step_scale`, named
-    here beside the ``B`` dynamics it scales."""
-    return _predictions.noise_step_scale(_cfg(cfg))
 
 
 def cross_term_bound(cfg: SyntheticConfig, delta: float) -> float:
@@ -331,21 +159,6 @@ def signal_upper_rate_single(cfg: SyntheticConfig) -> float:
     """Proof of Lemma 5.2 (App. C.1.3): ``max_r A_r(t) <= (1 + 0.52 eta ||mu||^2/(m tau))^t max_r A_r(0)``
     with ``A_r = gamma_r + <w_r(0), mu>`` on ``U_+(0)``; returns ``0.52 eta ||mu||^2/(m tau)``."""
     return 0.52 * _predictions.signal_step_scale(_cfg(cfg))
-
-
-def b_dynamics_prediction(cfg: SyntheticConfig) -> tuple:
-    """``(a, b)`` predicted for ``B_same(t+1) - B_same(t) ~ s (a B_same(t) - b B_other(t))`` when
-    every loss derivative sits at its uniform value ``l'_i = l'_{i,j} = 1/(M+1)`` (stage 1, Lemma C.2):
-
-    * ``a = M/(M+1)``: the weight ``1 - l'_i`` of the positive term of (13);
-    * ``b = M/(2(M+1))``: a sample ``i`` of label ``+1`` meets ``M`` of the ``n/2`` opposite-label
-      samples as negatives, each with weight ``1/(M+1)``; summing over the about ``n/4`` samples of
-      its class that are active for ``r`` (the random sign of the initialisation: the ``1/2`` of
-      Sec. 5.1) gives ``(n/4) (2M/n) / (M+1) = M/(2(M+1))``.
-
-    Sec. 5.1 writes ``(1, 1/2)``, the ``M -> infinity`` limit.  (Assumes balanced labels.)"""
-    cfg = _cfg(cfg)
-    return cfg.M / (cfg.M + 1), cfg.M / (2 * (cfg.M + 1))
 
 
 @dataclass

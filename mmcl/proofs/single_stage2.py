@@ -486,7 +486,7 @@ def comparator_chain(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig
     C.17 with the paper's comparator and with the smallest comparator of the same form that
     satisfies it, and both sides of Lemma C.18 (:func:`telescoping`).  The run must record every
     step (``record_every=1``)."""
-    from mmcl.proofs.single_stage1 import preactivation_history
+    from mmcl.proofs.preactivations import preactivation_history
 
     tel = telescoping(traj, data, cfg, ccfg)
     k1 = tel._start(t1)
