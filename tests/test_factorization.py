@@ -64,7 +64,7 @@ def test_spectral_loss_equals_factorization_to_roundoff(nv, nl, k, seed, sparsit
     Pt = P / torch.sqrt(P.sum(1))[:, None] / torch.sqrt(P.sum(0))[None, :]
     by_matrix = ((Pt - F_V @ F_L.T) ** 2).sum() - (Pt ** 2).sum()
     assert abs(float(L) - float(by_matrix)) <= 1e-10
-    assert abs(float(fz.factorization_loss(P, F_V, F_L)) - float(L)) <= 1e-10
+    assert abs(float(fz.factorisation_loss(P, F_V, F_L)) - float(L)) <= 1e-10
 
 
 def test_spectral_loss_matches_explicit_sums_over_pairs():
@@ -360,7 +360,7 @@ def test_encoder_tables_with_wrong_shapes_are_rejected():
     with pytest.raises(ValueError, match="F_V has 5 rows but P has 4"):
         fz.spectral_contrastive_loss(P, torch.ones(5, 2, dtype=F64), torch.ones(3, 2, dtype=F64))
     with pytest.raises(ValueError, match="share the embedding dimension"):
-        fz.factorization_loss(P, torch.ones(4, 2, dtype=F64), torch.ones(3, 1, dtype=F64))
+        fz.factorisation_loss(P, torch.ones(4, 2, dtype=F64), torch.ones(3, 1, dtype=F64))
     with pytest.raises(ValueError, match="k=5 is larger than the matrix"):
         fz.optimal_factors(P, 5)
 

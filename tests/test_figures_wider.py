@@ -1,13 +1,16 @@
 """The computations behind the figures of the chapters "Multi-modal contrastive learning as matrix
 factorisation" and "Alternating gradient descent on the factorisation": each reproduces what the
 library's building blocks give when called one by one, and rejects bad input naming the
-parameter."""
+parameter; and the size tables of their experiment modules (mmcl.experiments.matrix_factorisation,
+mmcl.experiments.alternating_gd)."""
 import dataclasses
 import math
 
 import pytest
 import torch
 
+from mmcl.experiments import alternating_gd as agd_ex
+from mmcl.experiments import matrix_factorisation as mf_ex
 from mmcl.wider import agd, graphs
 from mmcl.wider import factorisation as fz
 
@@ -137,3 +140,41 @@ def test_excess_trajectory_rejects_bad_arguments():
         agd.excess_trajectory(A, 2, n_steps=-1)
     with pytest.raises(ValueError, match="M must be 2-dimensional"):
         agd.excess_trajectory(torch.ones(2, 3, 3, dtype=F64), 2)
+
+
+# ------------------------------------------------------------------------------------------
+# the experiment modules' sizes
+# ------------------------------------------------------------------------------------------
+
+def test_matrix_factorisation_sizes():
+    s = {size: mf_ex.sizes(size) for size in ("tiny", "default", "full")}
+    assert s["default"].sweep_seeds == 3 and s["full"].sweep_seeds == 10 and s["tiny"].sweep_seeds < 3
+    assert s["default"].signals == s["full"].signals == graphs.SIGNALS  # what the chapter sweeps
+    # "tiny" keeps ||mu|| = 0 and the two signals of the alpha-gap plane (SNR 0.1 and 0.4)
+    assert s["tiny"].signals == (0.0, 2.0, 8.0) and set(s["tiny"].signals) <= set(graphs.SIGNALS)
+    assert mf_ex.config("default") == graphs.JointConfig() == mf_ex.config("tiny") == mf_ex.config("full")
+    for bad in (lambda: mf_ex.sizes("medium"), lambda: mf_ex.config("medium")):
+        with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+            bad()
+
+
+def test_alternating_gd_sizes():
+    s = {size: agd_ex.sizes(size) for size in ("tiny", "default", "full")}
+    assert s["default"].seeds == 5 and s["full"].seeds == 20 and s["tiny"].seeds < 5
+    assert s["default"].kappas == s["full"].kappas == (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+    assert s["default"].step_scales == s["full"].step_scales == (0.05, 0.1, 0.2, 0.5, 1.0)
+    assert s["default"].n_steps == s["full"].n_steps == 150
+    assert s["tiny"].n_steps < 150 and set(s["tiny"].kappas) < set(s["default"].kappas)
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        agd_ex.sizes("medium")
+
+
+def test_figure_modules_hold_no_size_table():
+    """Sizes belong to the experiment modules: the figure modules only draw."""
+    import inspect
+
+    from mmcl.figures import alternating_gd, matrix_factorisation
+
+    for mod in (alternating_gd, matrix_factorisation):
+        src = inspect.getsource(mod)
+        assert '"tiny"' not in src and "lru_cache" not in src, mod.__name__

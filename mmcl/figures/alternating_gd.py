@@ -1,85 +1,38 @@
 """Figures of the chapter "Alternating gradient descent on the factorisation"
-(``book/11_alternating_gd.md``).
+(``book/11_alternating_gd.md``): drawing only.
 
-The computations are :mod:`mmcl.wider.agd` at the sizes of the tables below:
-:func:`init_curves` (:func:`mmcl.wider.agd.runs_on_test_matrices`), :func:`condition_result`
-(:func:`mmcl.wider.agd.condition_scan`), :func:`step_result` (:func:`mmcl.wider.agd.step_scan`) and
-:func:`ptilde_result` (:func:`mmcl.wider.agd.excess_trajectory` on the normalised co-occurrence
-matrices of two worlds of :mod:`mmcl.wider.graphs`).  The drawings are :func:`draw_curves`,
-:func:`draw_kappa` and :func:`draw_ptilde`.
+The runs are :mod:`mmcl.experiments.alternating_gd`'s (its sizes and
+:func:`~mmcl.experiments.alternating_gd.init_curves`,
+:func:`~mmcl.experiments.alternating_gd.condition_result`,
+:func:`~mmcl.experiments.alternating_gd.step_result`,
+:func:`~mmcl.experiments.alternating_gd.ptilde_result`); the computations are
+:mod:`mmcl.wider.agd`.  This module draws them and registers the three figures; the chapter calls
+the same drawing functions:
+
+* :func:`draw_curves` -- the relative error along AGD from the two initialisations;
+* :func:`draw_kappa` -- iterations against the condition number and against the step;
+* :func:`draw_ptilde` -- AGD on ``P~``: excess error and largest principal angle.
+
+:data:`INIT_STYLE` is the colour and legend label of each initialisation.
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-
 import torch
 
+from mmcl.experiments.alternating_gd import condition_result, init_curves, ptilde_result, step_result
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
 from mmcl.wider import agd
-from mmcl.wider import factorisation as fz
-from mmcl.wider import graphs
 
-__all__ = ["SEEDS", "KAPPAS", "STEP_SCALES", "N_STEPS", "INIT_STYLE", "init_curves", "condition_result",
-           "step_result", "ptilde_result", "draw_curves", "draw_kappa", "draw_ptilde", "FIGURES"]
+__all__ = ["INIT_STYLE", "draw_curves", "draw_kappa", "draw_ptilde", "FIGURES"]
 
-#: Draws per setting, by size (the chapter shows 5, 20 with ``MMCL_BOOK_FULL=1``); the step scan uses the first 3.
-SEEDS = {"tiny": 2, "default": 5, "full": 20}
-#: The condition numbers of the scan, by size.
-KAPPAS = {"tiny": (2.0, 4.0), "default": (2.0, 4.0, 8.0, 16.0, 32.0, 64.0), "full": (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)}
-#: The steps ``eta sigma_1`` of the step scan, by size.
-STEP_SCALES = {"tiny": (0.5, 1.0), "default": (0.05, 0.1, 0.2, 0.5, 1.0), "full": (0.05, 0.1, 0.2, 0.5, 1.0)}
-#: AGD steps on ``P~``, by size.
-N_STEPS = {"tiny": 40, "default": 150, "full": 150}
+LABEL = "sec-alternating-gd"
+CHAPTER = "11_alternating_gd"
 
 _C = COLORS
 #: Colour and legend label of each initialisation.
 INIT_STYLE = {"ward_kolda": dict(color=_C["multi"], label="Ward–Kolda init"),
               "gaussian": dict(color=_C["single"], label="small Gaussian init")}
-
-
-@functools.lru_cache(maxsize=6)
-def init_curves(init: str, size: str = "default", device: str = "cpu") -> list:
-    """:data:`SEEDS` runs of :func:`mmcl.wider.agd.agd` from ``init`` on rank-5 ``100 x 100`` test
-    matrices with ``sigma_1/sigma_5 = 10``, width 10, to ``1e-6`` (CPU whatever ``device``)."""
-    return agd.runs_on_test_matrices(range(SEEDS[size]), init, m=100, n=100, r=5, d=10, kappa=10.0, tol=1e-6)
-
-
-@functools.lru_cache(maxsize=3)
-def condition_result(size: str = "default", device: str = "cpu") -> agd.ConditionScan:
-    """Iterations to ``1e-6`` against ``kappa`` in :data:`KAPPAS`, :data:`SEEDS` draws, both inits
-    (:func:`mmcl.wider.agd.condition_scan`, batched on ``device``)."""
-    return agd.condition_scan(KAPPAS[size], range(SEEDS[size]), m=100, n=100, r=5, d=10, tol=1e-6,
-                              max_iter=20000, device=device, progress=True)
-
-
-@functools.lru_cache(maxsize=3)
-def step_result(size: str = "default", device: str = "cpu") -> agd.StepScan:
-    """Iterations to ``1e-6`` at ``kappa = 8`` against the steps :data:`STEP_SCALES` ``/ sigma_1``,
-    the first three seeds (:func:`mmcl.wider.agd.step_scan` on ``device``)."""
-    return agd.step_scan(STEP_SCALES[size], list(range(SEEDS[size]))[:3], kappa=8.0, max_iter=20000, device=device)
-
-
-@functools.lru_cache(maxsize=3)
-def ptilde_result(size: str = "default", device: str = "cpu") -> dict:
-    """AGD on ``P~`` of two worlds (CPU): the default :class:`mmcl.wider.graphs.JointConfig` and one
-    with Dirichlet concentration 0.3, seed 0, width ``k = C``, :data:`N_STEPS` steps from both inits.
-
-    Returns a dict: ``worlds`` (name -> config), ``problems`` (name -> ``(P~, s)``, ``s`` its
-    singular values), ``traj`` ((name, init) -> :func:`mmcl.wider.agd.excess_trajectory`),
-    ``n_steps``."""
-    worlds = {"default world": graphs.JointConfig(),
-              "concentration 0.3": dataclasses.replace(graphs.JointConfig(), concentration=0.3)}
-    n_steps = N_STEPS[size]
-    traj, problems = {}, {}
-    for wname, wcfg in worlds.items():
-        Pt = fz.normalized_cooccurrence(graphs.sample_joint(wcfg, seed=0).P)
-        _, s, _ = torch.linalg.svd(Pt, full_matrices=False)
-        problems[wname] = (Pt, s)
-        for init in agd.INITS:
-            traj[wname, init] = agd.excess_trajectory(Pt, wcfg.n_classes, init, n_steps, seed=0)
-    return dict(worlds=worlds, problems=problems, traj=traj, n_steps=n_steps)
 
 
 def draw_curves(curves: dict, tol: float = 1e-6,
@@ -175,14 +128,14 @@ def _ptilde(size, device):
     return draw_ptilde(ptilde_result(size, device)["traj"])
 
 
-_CH, _LABEL = "11_alternating_gd", "sec-alternating-gd"
 FIGURES = [
     FigureSpec("agd-curves", "Relative error of alternating gradient descent from the Ward–Kolda and the small "
-               "Gaussian initialisation, rank-5 100 × 100 matrix with σ₁/σ₅ = 10, five draws", _CH, _LABEL, _curves),
+               "Gaussian initialisation, rank-5 100 × 100 matrix with σ₁/σ₅ = 10, five draws",
+               CHAPTER, LABEL, _curves),
     FigureSpec("agd-kappa", "Iterations to ε = 1e-6 against the condition number (with fitted exponents and the "
-               "theorem's κ² log(1/ε)), and against the step size at κ = 8, both initialisations", _CH, _LABEL,
-               _kappa),
+               "theorem's κ² log(1/ε)), and against the step size at κ = 8, both initialisations",
+               CHAPTER, LABEL, _kappa),
     FigureSpec("agd-ptilde", "AGD on the multi-modal factorisation of P̃: excess relative error and largest "
                "principal angle to the optimal image subspace, two caption worlds, both initialisations",
-               _CH, _LABEL, _ptilde),
+               CHAPTER, LABEL, _ptilde),
 ]

@@ -1,48 +1,29 @@
 """Figures of the chapter "Multi-modal contrastive learning as matrix factorisation"
-(``book/10_matrix_factorisation.md``).
+(``book/10_matrix_factorisation.md``): drawing only.
 
-The computations are :mod:`mmcl.wider.factorisation` and :mod:`mmcl.wider.graphs`: the default
-image-caption world (:func:`world`, the same at every size) and the sweep over the images'
-signal-to-noise ratio (:func:`snr_sweep_result`, :func:`mmcl.wider.graphs.snr_sweep`).  The
-drawings are :func:`draw_spectrum`, :func:`draw_graphs` and :func:`draw_probe_snr`.
+The runs are :mod:`mmcl.experiments.matrix_factorisation`'s (its sizes, the default image-caption
+world :func:`~mmcl.experiments.matrix_factorisation.world` and the sweep over the images'
+signal-to-noise ratio :func:`~mmcl.experiments.matrix_factorisation.snr_sweep_result`); the
+computations are :mod:`mmcl.wider.factorisation` and :mod:`mmcl.wider.graphs`.  This module draws
+them and registers the three figures; the chapter calls the same drawing functions:
+
+* :func:`draw_spectrum` -- the singular values of ``P~`` and the induced graph's eigenvalues;
+* :func:`draw_graphs` -- the caption-induced and the augmentation graph side by side;
+* :func:`draw_probe_snr` -- the (spectral gap, alpha) plane and the probe errors against the SNR.
 """
 from __future__ import annotations
 
-import functools
-
 import torch
 
+from mmcl.experiments.matrix_factorisation import snr_sweep_result, world
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
-from mmcl.wider import factorisation as fz
 from mmcl.wider import graphs
 
-__all__ = ["SWEEP_SEEDS", "SWEEP_SIGNALS", "world", "snr_sweep_result", "draw_spectrum", "draw_graphs",
-           "draw_probe_snr", "FIGURES"]
+__all__ = ["draw_spectrum", "draw_graphs", "draw_probe_snr", "FIGURES"]
 
-#: Draws per signal of the SNR sweep, by size (the chapter shows 3, 10 with ``MMCL_BOOK_FULL=1``).
-SWEEP_SEEDS = {"tiny": 1, "default": 3, "full": 10}
-#: The signals ``||mu||`` of the sweep, by size; ``"tiny"`` keeps the two of the alpha-gap plane (SNR 0.1, 0.4).
-SWEEP_SIGNALS = {"tiny": (0.0, 2.0, 8.0), "default": graphs.SIGNALS, "full": graphs.SIGNALS}
-
-
-@functools.lru_cache(maxsize=3)
-def world(size: str = "default", device: str = "cpu") -> dict:
-    """The chapter's default world (:class:`mmcl.wider.graphs.JointConfig`, seed 0; CPU, the same at
-    every size): ``data``, ``k`` = C, the singular values ``s`` of ``P~``, the caption-induced graph
-    ``A_cap``, its spectrum ``nu`` and the comparison ``comp`` of :func:`mmcl.wider.graphs.compare_graphs`."""
-    cfg = graphs.JointConfig()
-    data = graphs.sample_joint(cfg, seed=0)
-    A_cap = fz.induced_image_graph(data.P)
-    return dict(data=data, k=cfg.n_classes, s=torch.linalg.svdvals(fz.normalized_cooccurrence(data.P)),
-                A_cap=A_cap, nu=graphs.graph_spectrum(A_cap), comp=graphs.compare_graphs(data))
-
-
-@functools.lru_cache(maxsize=3)
-def snr_sweep_result(size: str = "default", device: str = "cpu") -> graphs.SNRSweep:
-    """:func:`mmcl.wider.graphs.snr_sweep` of the default world over :data:`SWEEP_SIGNALS` with
-    :data:`SWEEP_SEEDS` draws each (CPU; cached: the chapter's checks and the figure share it)."""
-    return graphs.snr_sweep(graphs.JointConfig(), signals=SWEEP_SIGNALS[size], seeds=range(SWEEP_SEEDS[size]))
+LABEL = "sec-matrix-factorisation"
+CHAPTER = "10_matrix_factorisation"
 
 
 def draw_spectrum(s, nu, k: int, n: int = 12):
@@ -148,14 +129,13 @@ def _probe_snr(size, device):
     return draw_probe_snr(snr_sweep_result(size, device))
 
 
-_CH, _LABEL = "10_matrix_factorisation", "sec-matrix-factorisation"
 FIGURES = [
     FigureSpec("mf-spectrum", "Singular values of the normalised image–caption matrix P̃ and eigenvalues of the "
                "caption-induced image graph (equal to the squared singular values), with the gap after k = C",
-               _CH, _LABEL, _spectrum),
+               CHAPTER, LABEL, _spectrum),
     FigureSpec("mf-graphs", "The caption-induced and the (best-width) Gaussian augmentation graph on the same 200 "
-               "images at SNR 0.1, normalised, images sorted by class", _CH, _LABEL, _graphs),
+               "images at SNR 0.1, normalised, images sorted by class", CHAPTER, LABEL, _graphs),
     FigureSpec("mf-probe-snr", "Left: label consistency α (relative to chance) against spectral gap λ_{k+1} for "
                "caption and augmentation graphs; right: linear-probe error of each graph's spectral embedding "
-               "against the image SNR", _CH, _LABEL, _probe_snr),
+               "against the image SNR", CHAPTER, LABEL, _probe_snr),
 ]

@@ -4,7 +4,7 @@ Zhang, Wang & Wang (ICML 2023).
 On a discrete joint distribution ``P(x_v, x_l)`` of images and captions, the multi-modal
 *spectral* contrastive loss of tabular encoders is an asymmetric matrix factorisation of the
 normalised co-occurrence matrix ``P~ = D_V^{-1/2} P D_L^{-1/2}`` (:func:`spectral_contrastive_loss`,
-:func:`factorization_loss`, minimised by :func:`optimal_factors`), and it performs single-modal
+:func:`factorisation_loss`, minimised by :func:`optimal_factors`), and it performs single-modal
 spectral contrastive learning (HaoChen et al., NeurIPS 2021) on the image graph induced through
 shared captions (:func:`induced_image_graph`), whose normalised form is ``P~ P~^T``.
 :func:`principal_angles` compares the subspaces that the factors span.
@@ -32,7 +32,7 @@ import torch
 from mmcl.wider._checks import _check_distribution, _check_float, _check_k
 
 __all__ = ["marginals", "normalized_cooccurrence", "encoder_outputs", "spectral_contrastive_loss",
-           "factorization_loss", "optimal_factors", "induced_image_graph", "principal_angles"]
+           "factorisation_loss", "optimal_factors", "induced_image_graph", "principal_angles"]
 
 
 def marginals(P: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -85,7 +85,7 @@ def spectral_contrastive_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Ten
     marginals.  ``P (N_v, N_l)``, ``F_V (N_v, k)``, ``F_L (N_l, k)``.
 
     Computed from the expectations directly (never through ``P~``), so that the identity
-    ``L = ||P~ - F_V F_L^T||_F^2 - ||P~||_F^2`` (:func:`factorization_loss`) is a check, not a
+    ``L = ||P~ - F_V F_L^T||_F^2 - ||P~||_F^2`` (:func:`factorisation_loss`) is a check, not a
     definition.
     """
     f_v, f_l = encoder_outputs(P, F_V, F_L)
@@ -96,7 +96,7 @@ def spectral_contrastive_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Ten
     return -2.0 * positive + negative
 
 
-def factorization_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Tensor) -> torch.Tensor:
+def factorisation_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Tensor) -> torch.Tensor:
     """``||P~ - F_V F_L^T||_F^2 - ||P~||_F^2`` (a scalar): the matrix-factorisation form of
     :func:`spectral_contrastive_loss` (Zhang, Wang & Wang 2023; the book's Lemma ``lem-mf-identity``).  Minimised over rank-``k``
     tables by the truncated SVD of ``P~`` (Eckart-Young), :func:`optimal_factors`."""

@@ -1,0 +1,78 @@
+"""The experiment of the chapter "Multi-modal contrastive learning as matrix factorisation"
+(``book/10_matrix_factorisation.md``): its sizes, its configuration and its cached runs.  The
+drawings are in :mod:`mmcl.figures.matrix_factorisation`; the computations are those of
+:mod:`mmcl.wider.factorisation` and :mod:`mmcl.wider.graphs`.
+
+* :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
+  (:class:`FactorisationSizes`: the draws and the signals of the SNR sweep);
+* :func:`config` -- the chapter's image-caption world (:class:`mmcl.wider.graphs.JointConfig`, the
+  same at every size);
+* :func:`world` -- that world's seed-0 draw and what the figures draw of it;
+* :func:`snr_sweep_result` -- the sweep over the images' signal-to-noise ratio
+  (:func:`mmcl.wider.graphs.snr_sweep`), which the chapter's checks and a figure share.
+
+Public: every name in ``__all__``.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+import torch
+
+from mmcl.experiments.sizes import check_size, pick
+from mmcl.wider import factorisation as fz
+from mmcl.wider import graphs
+
+__all__ = ["FactorisationSizes", "BY_SIZE", "sizes", "config", "world", "snr_sweep_result"]
+
+
+@dataclass(frozen=True)
+class FactorisationSizes:
+    """What a size means for this chapter: ``sweep_seeds`` draws (0..sweep_seeds-1) per signal of
+    the SNR sweep, over the signals ``||mu||`` in ``signals``.  The default world and its graphs are
+    the same at every size."""
+
+    sweep_seeds: int
+    signals: Tuple[float, ...] = graphs.SIGNALS
+
+
+#: The chapter's sweep runs 3 draws per signal (10 with MMCL_BOOK_FULL=1); "tiny" (for the tests)
+#: keeps the two signals of the alpha-gap plane (SNR 0.1 and 0.4) and ||mu|| = 0.
+BY_SIZE: Dict[str, FactorisationSizes] = {"tiny": FactorisationSizes(sweep_seeds=1, signals=(0.0, 2.0, 8.0)),
+                                          "default": FactorisationSizes(sweep_seeds=3),
+                                          "full": FactorisationSizes(sweep_seeds=10)}
+
+
+def sizes(size: str = "default") -> FactorisationSizes:
+    """The :class:`FactorisationSizes` of ``size`` (a ValueError names the valid sizes)."""
+    return pick(BY_SIZE, size)
+
+
+def config(size: str = "default") -> graphs.JointConfig:
+    """The chapter's image-caption world: the default :class:`mmcl.wider.graphs.JointConfig` (image
+    SNR 0.1, 10 % mismatched captions), the same at every size."""
+    check_size(size)
+    return graphs.JointConfig()
+
+
+@functools.lru_cache(maxsize=3)
+def world(size: str = "default", device: str = "cpu") -> dict:
+    """The chapter's default world (:func:`config`, seed 0; CPU, the same at every size): ``data``,
+    ``k`` = C, the singular values ``s`` of ``P~``, the caption-induced graph ``A_cap``, its
+    spectrum ``nu`` and the comparison ``comp`` of :func:`mmcl.wider.graphs.compare_graphs`."""
+    cfg = config(size)
+    data = graphs.sample_joint(cfg, seed=0)
+    A_cap = fz.induced_image_graph(data.P)
+    return dict(data=data, k=cfg.n_classes, s=torch.linalg.svdvals(fz.normalized_cooccurrence(data.P)),
+                A_cap=A_cap, nu=graphs.graph_spectrum(A_cap), comp=graphs.compare_graphs(data))
+
+
+@functools.lru_cache(maxsize=3)
+def snr_sweep_result(size: str = "default", device: str = "cpu") -> graphs.SNRSweep:
+    """:func:`mmcl.wider.graphs.snr_sweep` of the default world (:func:`config`) over the signals of
+    :func:`sizes` with its ``sweep_seeds`` draws each (CPU; cached: the chapter's checks and the
+    figure share it)."""
+    s = sizes(size)
+    return graphs.snr_sweep(config(size), signals=s.signals, seeds=range(s.sweep_seeds))
