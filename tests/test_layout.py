@@ -71,9 +71,22 @@ def test_no_module_is_hidden_by_a_name_of_its_package():
 
 def test_public_names_stay_importable_from_mmcl():
     for name in ("SyntheticConfig", "SyntheticData", "sample_synthetic", "simulate", "Trajectory", "decompose",
-                 "sweep"):
+                 "evaluate", "sweep"):
         assert callable(getattr(mmcl, name)), name
+        assert name in mmcl.__all__, name
     assert mmcl.sweep.__module__ == "mmcl.experiments.sweep.runner"
+    assert mmcl.evaluate.__module__ == "mmcl.downstream.evaluation"
+
+
+def test_importing_a_low_layer_loads_no_experiment():
+    """``import mmcl.model`` (which runs mmcl/__init__) must not load the experiments layer."""
+    import subprocess
+    import sys
+
+    code = "import sys, mmcl.model; print(sorted(m for m in sys.modules if m.startswith('mmcl.experiments')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def _module_edges():

@@ -35,7 +35,7 @@ F64 = torch.float64
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():
     """Small tensors: one thread is fastest, and on a shared CPU extra threads slow these tests by
-    an order of magnitude (as in tests/test_factorization.py).  Restored afterwards."""
+    an order of magnitude (as in tests/test_wider_factorisation.py).  Restored afterwards."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

@@ -1,4 +1,6 @@
-"""The proofs' diagnostics, one module per stage of the book's proof walk:
+"""The proofs' diagnostics, one module per stage of the book's proof walk, on shared tools:
+
+* :mod:`mmcl.proofs.preactivations` -- the preactivations and sign sets every stage tracks;
 
 * :mod:`mmcl.proofs.single_stage1` -- single-modal stage 1 (Sec. 5.1, Lemmas 5.1-5.2, App. C.1);
 * :mod:`mmcl.proofs.single_stage2` -- single-modal stage 2 (Lemmas C.14-C.18: the comparator, convergence);
@@ -7,4 +9,8 @@
 * :mod:`mmcl.proofs.assumptions` -- Assumption 4.1 written out, Lemmas B.1-B.2;
 * :mod:`mmcl.proofs.predictions` -- the closed-form predictions of the lemmas (growth rates, T1) and
   the stage-1 race of signal against noise at uniform loss derivatives.
+
+The stage modules import the shared tools and the closed forms, never each other's internals
+(``tests/test_layout.py`` fails on an import cycle).  Public: every name in a module's ``__all__``;
+a leading underscore marks what is internal to its module.
 """
