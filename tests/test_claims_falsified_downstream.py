@@ -9,7 +9,7 @@ import pytest
 import mmcl
 from mmcl.booksupport.claims import ClaimFailed, Claims
 from mmcl.downstream.response import ood_response
-from mmcl.figures import downstream as figs
+from mmcl.experiments import downstream as experiment
 from mmcl.proofs import assumptions
 
 SEEDS = (0, 1)
@@ -25,7 +25,7 @@ def _noise_spread(cfg, mode="multi"):
 
 @pytest.fixture(scope="module")
 def figure1():
-    return figs.config("default")
+    return experiment.config("default")
 
 
 def test_the_d3_noise_check_fails_at_a_smaller_sigma0(figure1):
@@ -60,6 +60,19 @@ def test_the_condition_check_fails_at_the_papers_nu(figure1):
     Figure 1's own nu (cos 1) does not: the same claim fails there."""
     claim = dict(claim="the ratio <nu, mu> sqrt(d)/||mu||^2 is 0.89, below 1: nu meets the condition",
                  paper="Sec. 3.3", verdict="observation", target=0.89, tol=0.005)
-    Claims(display=False).near(observed=figure1.replace(nu_cos=figs.TILTED).nu_condition, **claim)
+    Claims(display=False).near(observed=figure1.replace(nu_cos=experiment.TILTED).nu_condition, **claim)
     with pytest.raises(ClaimFailed, match="Sec. 3.3"):
-        Claims(display=False).near(observed=figure1.replace(nu_cos=figs.PAPER).nu_condition, **claim)
+        Claims(display=False).near(observed=figure1.replace(nu_cos=experiment.PAPER).nu_condition, **claim)
+
+
+def test_the_chapters_sizes():
+    """The chapter's experiment (mmcl.experiments.downstream): the Figure 1 setting, 5 seeds (20 with
+    MMCL_BOOK_FULL=1) at five angles of nu including the paper's and the tilted one; "tiny" smaller."""
+    assert experiment.config("default") == mmcl.SyntheticConfig() == experiment.config("full")
+    assert experiment.sizes("default").seeds == 5 and experiment.sizes("full").seeds == 20
+    assert experiment.sizes("default").angles == (experiment.PAPER, 0.5, 0.2, experiment.TILTED, 0.0)
+    assert experiment.sizes("tiny").angles == (experiment.PAPER, experiment.TILTED)
+    tiny = experiment.config("tiny")
+    assert (tiny.n_epochs, tiny.d, tiny.d_tilde, tiny.n_heldout) == (20, 500, 500, 200)
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        experiment.config("medium")

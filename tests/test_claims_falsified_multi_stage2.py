@@ -15,7 +15,7 @@ from mmcl.proofs.predictions import t1_multi
 from mmcl.proofs.single_stage2 import ComparatorConfig
 
 f64 = torch.float64
-EPS = 0.01  # the chapter's target (mmcl.figures.multimodal_stage2.EPSILON)
+EPS = 0.01  # the chapter's target (mmcl.experiments.multimodal_stage2.EPSILON)
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +65,16 @@ def test_the_distance_check_fails_at_a_much_smaller_target(run):
     Claims(display=False).between(observed=ratios(EPS), **claim)  # the chapter's check
     with pytest.raises(ClaimFailed, match="Lemma D.12"):
         Claims(display=False).between(observed=ratios(1e-6), **claim)
+
+
+def test_the_settings_above_are_the_chapters():
+    """EPS and the run above are the chapter's (mmcl.experiments.multimodal_stage2), and its size table."""
+    from mmcl.experiments import multimodal_stage2 as experiment
+
+    assert experiment.EPSILON == EPS
+    assert experiment.config("default") == mmcl.SyntheticConfig() == experiment.config("full")
+    assert experiment.sizes("default").seeds == 5 and experiment.sizes("full").seeds == 20
+    tiny = experiment.config("tiny")
+    assert experiment.sizes("tiny").seeds < 5 and math.ceil(t1_multi(tiny)) < tiny.n_epochs < 200  # stage 2 begins
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        experiment.config("medium")

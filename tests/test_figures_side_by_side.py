@@ -1,4 +1,5 @@
-"""Chapter "Side by side" (book/06_side_by_side.md): the computations behind its figures."""
+"""Chapter "Side by side" (book/06_side_by_side.md): the computations behind its figures, and the size
+table of its experiment module (mmcl.experiments.side_by_side)."""
 import pytest
 import torch
 
@@ -6,7 +7,7 @@ import mmcl
 from mmcl.downstream.evaluation import evaluate, evaluate_all
 from mmcl.experiments.figure1 import (SWEEP_METRICS, compare_protocols, one_at_a_time, protocol_names,
                                       sensitivity_sweep)
-from mmcl.figures import side_by_side
+from mmcl.experiments import side_by_side as ex
 
 CFG = mmcl.SyntheticConfig(d=300, d_tilde=250, n=24, m=10, M=10, n_epochs=30, n_test=60, n_heldout=200)
 
@@ -81,10 +82,12 @@ def test_compare_protocols_agrees_with_unbatched_evaluation():
 
 
 def test_sizes_default_is_what_the_chapter_computed():
-    assert side_by_side.config("default") == mmcl.SyntheticConfig() == side_by_side.config("full")
-    assert side_by_side.SEEDS["default"] == 5 and side_by_side.SEEDS["full"] == 20
-    assert side_by_side.SWEEP_SEEDS["default"] == 3 and side_by_side.SWEEP_SEEDS["full"] == 10
-    assert side_by_side.GRID["default"] == {"tau": [0.03, 0.1, 0.3, 1.0], "sigma0": [0.001, 0.003, 0.01, 0.03, 0.1],
-                                            "M": [5, 20, 45]}
-    tiny = side_by_side.config("tiny")
+    assert ex.config("default") == mmcl.SyntheticConfig() == ex.config("full")
+    assert ex.sizes("default").seeds == 5 and ex.sizes("full").seeds == 20
+    assert ex.sizes("default").sweep_seeds == 3 and ex.sizes("full").sweep_seeds == 10
+    assert ex.sizes("default").grid == {"tau": [0.03, 0.1, 0.3, 1.0], "sigma0": [0.001, 0.003, 0.01, 0.03, 0.1],
+                                        "M": [5, 20, 45]}
+    tiny = ex.config("tiny")
     assert tiny.n_epochs < 200 and tiny.d < 2000
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        ex.config("medium")

@@ -1,49 +1,30 @@
-"""Figures of the chapter "The downstream theorems" (``book/06_downstream.md``).
+"""Figures of the chapter "The downstream theorems" (``book/06_downstream.md``): drawing only.
 
-The computation is :func:`mmcl.downstream.response.run_downstream` (both modes trained once per
-seed, scored on OOD sets whose signal ``nu`` turns away from ``mu``); this module holds its sizes
-(``SEEDS``, ``ANGLES``), caches its result per ``(size, device)`` and draws it:
-:func:`plot_accuracy` (Figure 1's accuracy panel for the paper's ``nu`` and for a ``nu`` that
-meets the condition of Sec. 3.3, and the final accuracy against that condition),
-:func:`plot_response` (the parts of the OOD responses of the features) and :func:`plot_ablation`
-(the accuracy when a part is left out)."""
+The run is :mod:`mmcl.experiments.downstream`'s (:func:`~mmcl.experiments.downstream.downstream_result`,
+:func:`mmcl.downstream.response.run_downstream` at the chapter's sizes, cached per ``(size, device)``);
+this module draws it and registers the figures: :func:`plot_accuracy` (Figure 1's accuracy panel
+for the paper's ``nu`` and for a ``nu`` that meets the condition of Sec. 3.3, and the final
+accuracy against that condition), :func:`plot_response` (the parts of the OOD responses of the
+features) and :func:`plot_ablation` (the accuracy when a part is left out)."""
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
 
-from mmcl.downstream.response import PARTS, VARIANTS, DownstreamResult, run_downstream
+from mmcl.downstream.response import PARTS, VARIANTS, DownstreamResult
+from mmcl.experiments import downstream as experiment
+from mmcl.experiments.downstream import PAPER, TILTED
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
-from mmcl.model.config import SyntheticConfig
 
-__all__ = ["SEEDS", "ANGLES", "PAPER", "TILTED", "config", "downstream_result", "plot_accuracy",
-           "plot_response", "plot_ablation", "FIGURES"]
+__all__ = ["plot_accuracy", "plot_response", "plot_ablation", "FIGURES"]
 
-# seeds: the chapter shows 5 (20 with MMCL_BOOK_FULL=1)
-SEEDS = {"tiny": 1, "default": 5, "full": 20}
-PAPER = 1.0  # nu = 2 e1, the paper's (Sec. 6): <nu, mu> = 10
-TILTED = 0.05  # nu of the same norm at cos(nu, mu) = 0.05: <nu, mu> = 0.5 < ||mu||^2/sqrt(d) = 0.56
-_ANGLES = (PAPER, 0.5, 0.2, TILTED, 0.0)
-ANGLES = {"tiny": (PAPER, TILTED), "default": _ANGLES, "full": _ANGLES}
+LABEL = "sec-downstream"
+CHAPTER = "06_downstream"
+
 _LABELS = {"single": "single-modal", "multi": "multi-modal"}
 _LS = {"adapt": "-", "transfer": "--"}
-
-
-def config(size: str = "default") -> SyntheticConfig:
-    """The Figure 1 setting (``nu_cos`` is set per OOD set by the experiment); ``tiny`` trains 20
-    epochs in ``d = d~ = 500`` and scores 200 held-out samples."""
-    cfg = SyntheticConfig()
-    return cfg.replace(n_epochs=20, d=500, d_tilde=500, n_heldout=200) if size == "tiny" else cfg
-
-
-@functools.lru_cache(maxsize=2)
-def downstream_result(size: str = "default", device: str = "cpu") -> DownstreamResult:
-    """:func:`mmcl.downstream.response.run_downstream` at the Figure 1 setting with the seeds and
-    angles of ``size``."""
-    return run_downstream(config(size), range(SEEDS[size]), ANGLES[size], device=device)
 
 
 def _band(ax, x, Y, color, label, ls="-"):
@@ -160,27 +141,26 @@ def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
 
 
 def _accuracy(size, device):
-    return plot_accuracy(downstream_result(size, device))
+    return plot_accuracy(experiment.downstream_result(size, device))
 
 
 def _response(size, device):
-    return plot_response(downstream_result(size, device))
+    return plot_response(experiment.downstream_result(size, device))
 
 
 def _ablation(size, device):
-    return plot_ablation(downstream_result(size, device))
+    return plot_ablation(experiment.downstream_result(size, device))
 
 
 FIGURES = [
     FigureSpec("downstream-accuracy", "Figure 1's OOD accuracy (adapt and transfer heads, single vs multi) for the paper's "
                "ν = 2e₁ and for a ν of the same norm at cos(ν, μ) = 0.05, which meets the condition ⟨ν, μ⟩ = O(‖μ‖²/√d) "
-               "of Sec. 3.3; and the final accuracy against that condition", "06_downstream", "sec-downstream",
-               _accuracy),
+               "of Sec. 3.3; and the final accuracy against that condition", CHAPTER, LABEL, _accuracy),
     FigureSpec("downstream-response", "The parts of a feature's OOD responses at the end of training (Eq. 11): spread of "
                "the noise response ⟨w_r, ζ⟩ and size of the signal response ⟨w_r, ν⟩, by initialisation, signal and "
-               "memorised part, against the scales 1/√d and 1/√(dn) of App. C.3/D.3", "06_downstream",
-               "sec-downstream", _response),
+               "memorised part, against the scales 1/√d and 1/√(dn) of App. C.3/D.3", CHAPTER, LABEL,
+               _response),
     FigureSpec("downstream-ablation", "Final OOD accuracy with one part of the responses left out: which part decides "
-               "each protocol's error, for both modes and both directions of ν", "06_downstream", "sec-downstream",
+               "each protocol's error, for both modes and both directions of ν", CHAPTER, LABEL,
                _ablation),
 ]

@@ -1,103 +1,37 @@
-"""Figures of the chapter "Multi-modal learning, stage 2" (``book/05_multimodal_stage2.md``).
+"""Figures of the chapter "Multi-modal learning, stage 2" (``book/05_multimodal_stage2.md``): drawing only.
 
-The computations are those of :mod:`mmcl.proofs.multi_stage2` (the comparators of Lemma D.12 and
-the chain of App. D.2) on the synchronisation of :mod:`mmcl.proofs.multi_stage1`; this module runs
-them at the chapter's sizes (cached per ``(size, device)``, shared by the chapter's three figures),
-draws the figures and registers them.
+The runs are :mod:`mmcl.experiments.multimodal_stage2`'s (its :func:`~mmcl.experiments.multimodal_stage2.stage2_run`,
+:func:`~mmcl.experiments.multimodal_stage2.chains` and :func:`~mmcl.experiments.multimodal_stage2.scales`, cached per
+``(size, device)`` and shared by the chapter's three figures); the computations are those of
+:mod:`mmcl.proofs.multi_stage2` (the comparators of Lemma D.12 and the chain of App. D.2) on the
+synchronisation of :mod:`mmcl.proofs.multi_stage1`.  This module draws them and registers the figures:
+
+* :func:`draw_margins` -- Lemma D.13, the positive margins at the last step;
+* :func:`draw_telescoping` -- Lemmas D.14/D.15, the loss, the one-step slack and the telescoped bound;
+* :func:`draw_scales` -- what stage 2 leaves, ``max_r gamma_r`` and ``max_{r,i} |rho_{r,i}|``.
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
-from typing import List
 
 import torch
 
+from mmcl.experiments import multimodal_stage2 as experiment
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
-from mmcl.dynamics import Trajectory, simulate
-from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs import multi_stage2 as ms2
-from mmcl.proofs.predictions import t1_multi
-from mmcl.proofs.single_stage2 import ComparatorConfig
 
-__all__ = ["SEEDS", "EPSILON", "MultiStage2Run", "stage2_run", "Stage2Chains", "chains", "draw_margins",
-           "draw_telescoping", "draw_scales", "FIGURES"]
+__all__ = ["draw_margins", "draw_telescoping", "draw_scales", "FIGURES"]
 
-#: the seeds of each size (the chapter runs 5, 20 with ``MMCL_BOOK_FULL=1``; ``"tiny"`` is for the tests)
-SEEDS = {"tiny": 1, "default": 5, "full": 20}
-_TINY_EPOCHS = 110  # "tiny" also stops after 110 steps (stage 2 starts at T1 = 87)
-#: the target ``eps`` of the comparators (the chapter's ``ComparatorConfig(epsilon=0.01)``)
-EPSILON = 0.01
-_CHAPTER, _LABEL = "05_multimodal_stage2", "sec-multimodal-stage2"
-
-
-@dataclass
-class MultiStage2Run:
-    """The chapter's run: ``cfg`` (the Figure 1 settings), the ``seeds``, their stacked ``data``
-    (float64), the multi-modal recursion ``traj`` with every step and the loss derivatives recorded,
-    its :func:`~mmcl.proofs.multi_stage1.synchronisation` ``syn``, ``t1`` (Lemma 5.4's ``T1``
-    rounded up: stage 2 starts there), ``T`` (the number of steps) and ``single``, the single-modal
-    recursion on the same draws (first and last states), for contrast."""
-
-    cfg: SyntheticConfig
-    seeds: List[int]
-    data: SyntheticData
-    traj: Trajectory
-    syn: sync.Synchronisation
-    t1: int
-    T: int
-    single: Trajectory
-
-
-@functools.lru_cache(maxsize=2)
-def stage2_run(size: str = "default", device: str = "cpu") -> MultiStage2Run:
-    """The multi-modal run of the Figure 1 settings at the seeds of ``size`` (cached)."""
-    cfg = SyntheticConfig()  # Figure 1 settings; tau = 0.1, sigma0 = 0.01, M = 45 are ours
-    if size == "tiny":
-        cfg = cfg.replace(n_epochs=_TINY_EPOCHS)
-    seeds = list(range(SEEDS[size]))
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=torch.float64) for s in seeds]).to(device=device)
-    traj = simulate(cfg, data, "multi", "recursion", record_derivatives=True)  # every step: the one-step lemmas
-    single = simulate(cfg, data, "single", "recursion", record_every=cfg.n_epochs)
-    return MultiStage2Run(cfg=cfg, seeds=seeds, data=data, traj=traj, syn=sync.synchronisation(data, traj),
-                          t1=math.ceil(t1_multi(cfg)), T=cfg.n_epochs, single=single)
-
-
-@dataclass
-class Stage2Chains:
-    """App. D.2 along :func:`stage2_run` for both choices of the comparators' signs: ``paper``
-    (``theta`` at initialisation, Lemma D.12) and ``at_t1`` (``theta`` read at ``T1``, ours), each a
-    :class:`~mmcl.proofs.multi_stage2.MultiComparatorChain`; ``signs`` and ``signs_t1`` the
-    :class:`~mmcl.proofs.multi_stage2.ComparatorSigns` behind them, ``ccfg`` the comparator
-    configuration."""
-
-    ccfg: ComparatorConfig
-    signs: ms2.ComparatorSigns
-    signs_t1: ms2.ComparatorSigns
-    paper: ms2.MultiComparatorChain
-    at_t1: ms2.MultiComparatorChain
-
-
-@functools.lru_cache(maxsize=2)
-def chains(size: str = "default", device: str = "cpu") -> Stage2Chains:
-    """:func:`mmcl.proofs.multi_stage2.multi_comparator_chain` of :func:`stage2_run` with target
-    :data:`EPSILON`, with the paper's signs and with the signs at ``T1`` (cached)."""
-    r = stage2_run(size, device)
-    ccfg = ComparatorConfig(epsilon=EPSILON)
-    signs, signs_t1 = ms2.comparator_signs(r.syn, r.t1), ms2.comparator_signs(r.syn, r.t1, step=r.t1)
-    return Stage2Chains(ccfg=ccfg, signs=signs, signs_t1=signs_t1,
-                        paper=ms2.multi_comparator_chain(r.traj, r.data, r.cfg, ccfg, r.t1),
-                        at_t1=ms2.multi_comparator_chain(r.traj, r.data, r.cfg, ccfg, r.t1, signs=signs_t1))
+LABEL = "sec-multimodal-stage2"
+CHAPTER = "05_multimodal_stage2"
 
 
 # --------------------------------------------------------------------------------------------
 # Drawing
 # --------------------------------------------------------------------------------------------
-def draw_margins(ch: Stage2Chains):
+def draw_margins(ch: experiment.Stage2Chains):
     """Lemma D.13 at the last step: the positive margins ``<nabla F_0, W*>/(2L)`` of each network,
     with the paper's signs and with the signs at ``T1``, and the largest negative margin."""
     import matplotlib.pyplot as plt
@@ -123,7 +57,7 @@ def draw_margins(ch: Stage2Chains):
     return fig
 
 
-def draw_telescoping(ch: Stage2Chains, cfg: SyntheticConfig):
+def draw_telescoping(ch: experiment.Stage2Chains, cfg: SyntheticConfig):
     """Lemmas D.14/D.15: the loss of each direction and their sum, the one-step slack of Lemma D.14
     (median over seeds; the paper's signs, the signs at ``T1``, and per network), and the telescoped
     bound on the average loss."""
@@ -211,25 +145,24 @@ def draw_scales(scales: ms2.Stage2Scales, n: int):
 # Registry
 # --------------------------------------------------------------------------------------------
 def _margins(size, device):
-    return draw_margins(chains(size, device))
+    return draw_margins(experiment.chains(size, device))
 
 
 def _telescoping(size, device):
-    return draw_telescoping(chains(size, device), stage2_run(size, device).cfg)
+    return draw_telescoping(experiment.chains(size, device), experiment.stage2_run(size, device).cfg)
 
 
 def _scales(size, device):
-    r = stage2_run(size, device)
-    return draw_scales(ms2.stage2_scales(r.traj, r.cfg, r.t1), r.cfg.n)
+    return draw_scales(experiment.scales(size, device), experiment.stage2_run(size, device).cfg.n)
 
 
 FIGURES = [
     FigureSpec("mm-stage2-margins", "Lemma D.13 at epoch 200: positive margins of both comparators, with the paper's "
                "signs θ_r and with the signs read at T1, against the required 1, and the largest negative margin, "
-               "5 seeds", _CHAPTER, _LABEL, _margins),
+               "5 seeds", CHAPTER, LABEL, _margins),
     FigureSpec("mm-stage2-telescoping", "Lemmas D.14/D.15: the loss of each direction and their sum, the one-step "
                "slack (both networks and each alone), and the telescoped bound on the average loss, 5 seeds",
-               _CHAPTER, _LABEL, _telescoping),
+               CHAPTER, LABEL, _telescoping),
     FigureSpec("mm-stage2-scales", "Lemma D.15 / App. D.3: max_r γ_r and max_{r,i} |ρ_{r,i}| of both networks "
-               "through training, against Lemma D.15's σ0σ_ξ√d and 1/√n, 5 seeds", _CHAPTER, _LABEL, _scales),
+               "through training, against Lemma D.15's σ0σ_ξ√d and 1/√n, 5 seeds", CHAPTER, LABEL, _scales),
 ]

@@ -1,85 +1,32 @@
-"""Figures of the chapter "Side by side" (``book/06_side_by_side.md``): Figure 1 with error bars,
-its sensitivity to the constants the paper leaves unstated, and to the downstream protocol.
+"""Figures of the chapter "Side by side" (``book/06_side_by_side.md``): drawing only.
 
-The computations are :func:`mmcl.experiments.figure1.run_figure1`,
-:func:`mmcl.experiments.figure1.sensitivity_sweep` and
-:func:`mmcl.experiments.figure1.compare_protocols`; this module holds their sizes (``SEEDS``,
-``SWEEP_SEEDS``, ``GRID``), caches their results per ``(size, device)`` and draws them
-(:func:`plot_sensitivity`, :func:`plot_protocols`; Figure 1 itself is
-:func:`mmcl.figures.reading_guide.plot_figure1`)."""
+Figure 1 with error bars, its sensitivity to the constants the paper leaves unstated, and to the
+downstream protocol.  The runs are :mod:`mmcl.experiments.side_by_side`'s
+(:func:`~mmcl.experiments.side_by_side.figure1_result`,
+:func:`~mmcl.experiments.side_by_side.sensitivity_result`,
+:func:`~mmcl.experiments.side_by_side.protocols_result`, cached per ``(size, device)``, over
+:mod:`mmcl.experiments.figure1`); this module draws them (:func:`plot_sensitivity`,
+:func:`plot_protocols`; Figure 1 itself is :func:`mmcl.figures.reading_guide.plot_figure1`) and
+registers the figures."""
 from __future__ import annotations
-
-import functools
-from dataclasses import dataclass
-from typing import Dict, List
 
 import torch
 
+from mmcl.experiments import side_by_side as experiment
+from mmcl.experiments.figure1 import ProtocolComparison
 from mmcl.figures.reading_guide import plot_figure1
-from mmcl.experiments.figure1 import (Figure1Result, ProtocolComparison, compare_protocols, run_figure1, sensitivity_sweep)
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
-from mmcl.model.config import SyntheticConfig
 
-__all__ = ["SEEDS", "SWEEP_SEEDS", "GRID", "EVAL_EVERY", "config", "figure1_result", "Sensitivity",
-           "sensitivity_result", "protocols_result", "plot_sensitivity", "plot_protocols", "FIGURES"]
+__all__ = ["plot_sensitivity", "plot_protocols", "FIGURES"]
 
-# seeds of Figure 1 and of the protocol comparison: the chapter shows 5 (20 with MMCL_BOOK_FULL=1)
-SEEDS = {"tiny": 2, "default": 5, "full": 20}
-# seeds of each one-constant-at-a-time variation: 3 (10 with MMCL_BOOK_FULL=1)
-SWEEP_SEEDS = {"tiny": 2, "default": 3, "full": 10}
-# the values of each unstated constant (the same at the default and full sizes)
-_GRID = {"tau": [0.03, 0.1, 0.3, 1.0], "sigma0": [0.001, 0.003, 0.01, 0.03, 0.1], "M": [5, 20, 45]}
-GRID = {"tiny": {"tau": [0.1, 1.0], "sigma0": [0.001, 0.1], "M": [5, 45]}, "default": _GRID, "full": _GRID}
-EVAL_EVERY = 20  # OOD accuracy of Figure 1 scored every 20 steps
-
-
-def config(size: str = "default") -> SyntheticConfig:
-    """The Figure 1 setting (the paper's, plus our ``tau``, ``sigma0``, ``M``);
-    ``tiny`` (for the tests) trains 20 epochs instead of 200 in ``d = d~ = 500`` and scores on 200
-    held-out samples instead of 1000."""
-    cfg = SyntheticConfig()
-    return cfg.replace(n_epochs=20, d=500, d_tilde=500, n_heldout=200) if size == "tiny" else cfg
-
-
-@functools.lru_cache(maxsize=2)
-def figure1_result(size: str = "default", device: str = "cpu") -> Figure1Result:
-    """Figure 1's runs with the seeds of ``size``, OOD accuracy every ``EVAL_EVERY`` steps."""
-    return run_figure1(config(size), seeds=range(SEEDS[size]), device=device, eval_every=EVAL_EVERY)
-
-
-@dataclass
-class Sensitivity:
-    """One sensitivity sweep: the ``base`` configuration, the ``seeds``, the ``grid`` (name ->
-    values) and ``sweep``, name -> mode -> metric -> ``(values, seeds)`` tensor
-    (:func:`mmcl.experiments.figure1.sensitivity_sweep`)."""
-
-    base: SyntheticConfig
-    seeds: List[int]
-    grid: Dict[str, list]
-    sweep: Dict[str, Dict[str, Dict[str, torch.Tensor]]]
-
-
-@functools.lru_cache(maxsize=2)
-def sensitivity_result(size: str = "default", device: str = "cpu") -> Sensitivity:
-    """``tau``, ``sigma0`` and ``M`` varied one at a time around :func:`config` (``GRID``,
-    ``SWEEP_SEEDS``), both modes, final step only."""
-    base, seeds, grid = config(size), list(range(SWEEP_SEEDS[size])), GRID[size]
-    return Sensitivity(base=base, seeds=seeds, grid=grid,
-                       sweep=sensitivity_sweep(grid, seeds, base=base, device=device))
-
-
-@functools.lru_cache(maxsize=2)
-def protocols_result(size: str = "default", device: str = "cpu") -> ProtocolComparison:
-    """The downstream protocol variants on the final features of the seeds of Figure 1
-    (:func:`mmcl.experiments.figure1.compare_protocols`)."""
-    return compare_protocols(config(size), range(SEEDS[size]), device=device)
-
+LABEL = "sec-side-by-side"
+CHAPTER = "06_side_by_side"
 
 _LABELS = {"tau": r"temperature $\tau$", "sigma0": r"initial weight scale $\sigma_0$", "M": "negatives per anchor $M$"}
 
 
-def plot_sensitivity(sens: Sensitivity):
+def plot_sensitivity(sens: experiment.Sensitivity):
     """Final OOD accuracy (top, both protocols) and final training loss (bottom) of both modes
     against each varied constant, mean +- 1 s.d. over seeds; dotted: the default value."""
     import matplotlib.pyplot as plt
@@ -139,23 +86,22 @@ def plot_protocols(pc: ProtocolComparison):
 
 
 def _figure1(size, device):
-    return plot_figure1(figure1_result(size, device), ncols=2, save=False)[0]
+    return plot_figure1(experiment.figure1_result(size, device), ncols=2, save=False)[0]
 
 
 def _sensitivity(size, device):
-    return plot_sensitivity(sensitivity_result(size, device))
+    return plot_sensitivity(experiment.sensitivity_result(size, device))
 
 
 def _protocols(size, device):
-    return plot_protocols(protocols_result(size, device))
+    return plot_protocols(experiment.protocols_result(size, device))
 
 
-_CH, _LABEL = "06_side_by_side", "sec-side-by-side"
 FIGURES = [
     FigureSpec("ch6-figure1", "Figure 1 of the paper as a 2 × 2 grid, mean ± 1 s.d. over 5 seeds, OOD accuracy "
-               "scored every 20 steps", _CH, _LABEL, _figure1),
+               "scored every 20 steps", CHAPTER, LABEL, _figure1),
     FigureSpec("ch6-sensitivity", "Final OOD accuracy and training loss, single vs multi, as τ, σ₀ and M vary one "
-               "at a time (3 seeds each)", _CH, _LABEL, _sensitivity),
+               "at a time (3 seeds each)", CHAPTER, LABEL, _sensitivity),
     FigureSpec("ch6-protocols", "Final OOD accuracy under five downstream protocols (adapt held-out / in-sample, "
-               "transfer, ridge 10⁻⁴ and 1), 5 seeds", _CH, _LABEL, _protocols),
+               "transfer, ridge 10⁻⁴ and 1), 5 seeds", CHAPTER, LABEL, _protocols),
 ]
