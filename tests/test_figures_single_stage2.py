@@ -1,6 +1,7 @@
 """The computations behind the figures of chapter 4 (mmcl.proofs.single_stage2: comparator_chain,
 scale_gap, scaled_config, scale_gap_sweep, ood_feature_snr): each equals an independent computation
-from explicit weights (the ``gd`` engine) or from separate runs, and rejects bad input by name."""
+from explicit weights (the ``gd`` engine) or from separate runs, and rejects bad input by name; and
+the size table of the experiment module (mmcl.experiments.single_stage2)."""
 import math
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 import mmcl
+from mmcl.experiments import single_stage2 as ex
 from mmcl.proofs import single_stage2 as cv
 
 
@@ -111,3 +113,15 @@ def test_ood_feature_snr_equals_explicit_weights(run):
     no_ood = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, 3, dtype=torch.float64, with_ood=False)])
     with pytest.raises(ValueError, match="OOD"):
         cv.ood_feature_snr(gd, no_ood)
+
+
+def test_sizes():
+    assert [ex.sizes(k).seeds for k in ("tiny", "default", "full")] == [1, 5, 20]
+    assert [ex.sizes(k).sweep_n for k in ("tiny", "default", "full")] == [(20, 40), (50, 100, 200),
+                                                                          (50, 100, 200, 400, 800)]
+    assert [ex.sizes(k).sweep_seeds for k in ("tiny", "default", "full")] == [1, 2, 5]
+    assert ex.config("default") == mmcl.SyntheticConfig() == ex.config("full")  # what the chapter runs
+    assert ex.config("tiny") == mmcl.SyntheticConfig().replace(n_epochs=150)  # stage 2 starts at T1 = 101
+    assert ex.EPSILON == 0.05
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        ex.config("medium")
