@@ -1,7 +1,7 @@
 """The computations behind the figures of chapter 4 (mmcl.proofs.single_stage2: comparator_chain,
-scale_gap, scaled_config, scale_gap_sweep, ood_feature_snr): each equals an independent computation
-from explicit weights (the ``gd`` engine) or from separate runs, and rejects bad input by name; and
-the size table of the experiment module (mmcl.experiments.single_stage2)."""
+scale_gap, scaled_config, ood_feature_snr; mmcl.experiments.single_stage2: scale_gap_sweep): each
+equals an independent computation from explicit weights (the ``gd`` engine) or from separate runs,
+and rejects bad input by name; and the size table of the experiment module."""
 import math
 
 import numpy as np
@@ -90,7 +90,7 @@ def test_scaled_config_keeps_figure1_ratios():
 def test_scale_gap_sweep_equals_separate_runs_and_a_numpy_fit(small_cfg):
     cfg = small_cfg.replace(n_epochs=25)
     sizes, seeds = (12, 24), (0, 1)
-    sw = cv.scale_gap_sweep(cfg, sizes, seeds)
+    sw = ex.scale_gap_sweep(cfg, sizes, seeds)
     assert sw.sizes == sizes
     c = cv.scaled_config(cfg, 12)
     tr = mmcl.simulate(c, mmcl.sample_synthetic(c, 1, dtype=torch.float64, with_ood=False), "single", "recursion")
@@ -100,7 +100,7 @@ def test_scale_gap_sweep_equals_separate_runs_and_a_numpy_fit(small_cfg):
     g = np.array([float(sw.by_n[n]["gamma"].mean()) for n in sizes])
     assert sw.slope == pytest.approx(np.polyfit(np.log(sizes), np.log(g), 1)[0], rel=1e-9)
     with pytest.raises(ValueError, match="sizes"):
-        cv.scale_gap_sweep(cfg, (12,), seeds)
+        ex.scale_gap_sweep(cfg, (12,), seeds)
 
 
 def test_ood_feature_snr_equals_explicit_weights(run):

@@ -10,8 +10,8 @@ and :mod:`mmcl.downstream.evaluation`.
 * :func:`stage2_run` -- the single-modal recursion on the chapter's seeds, every step recorded
   (:class:`Stage2Run`);
 * :func:`comparator_chain` -- App. C.2's chain on that run, with target :data:`EPSILON`;
-* :func:`n_sweep` -- the end of training against ``n`` at the chapter's sizes
-  (:func:`mmcl.proofs.single_stage2.scale_gap_sweep`);
+* :func:`scale_gap_sweep` -- the end of training against ``n`` (:class:`ScaleGapSweep`), for any
+  configuration, values of ``n`` and seeds; :func:`n_sweep` runs it at the chapter's sizes;
 * :func:`downstream` -- the downstream error of both networks on the run's draws
   (:class:`Stage2Downstream`).
 
@@ -36,7 +36,7 @@ from mmcl.proofs import single_stage2 as cv
 from mmcl.proofs.predictions import t1_single
 
 __all__ = ["Stage2Sizes", "BY_SIZE", "sizes", "config", "EPSILON", "Stage2Run", "stage2_run", "comparator_chain",
-           "n_sweep", "Stage2Downstream", "downstream"]
+           "ScaleGapSweep", "scale_gap_sweep", "n_sweep", "Stage2Downstream", "downstream"]
 
 
 @dataclass(frozen=True)
@@ -113,12 +113,51 @@ def comparator_chain(size: str = "default", device: str = "cpu") -> cv.Comparato
 # --------------------------------------------------------------------------------------------
 # Theorem 4.2's scaling: the end of training against n
 # --------------------------------------------------------------------------------------------
+@dataclass
+class ScaleGapSweep:
+    """End of training against ``n`` (:func:`scale_gap_sweep`): ``sizes``; ``by_n[n]`` a dict of
+    CPU tensors over the seeds, ``gamma`` (``max_r |gamma_r(T)|``), ``rho`` (``min_i max_r
+    rho_{r,i}(T)``), ``loss`` (``L_S(W(T))``), and the floats ``snr2n`` (``n SNR^2``) and
+    ``init_noise`` (``sigma0 sigma_xi sqrt(d)``); ``gamma_mean (len(sizes),)`` the seed means of
+    ``gamma`` and ``slope`` the least-squares slope of ``log gamma_mean`` against ``log n``
+    (``O~(1/sqrt(n))`` would be ``-0.5``)."""
+
+    sizes: tuple
+    by_n: dict
+    gamma_mean: torch.Tensor
+    slope: float
+
+
+def scale_gap_sweep(cfg: SyntheticConfig, sizes, seeds, *, device="cpu") -> ScaleGapSweep:
+    """Single-modal recursion runs (float64, ``cfg.n_epochs`` steps, first and last states) at every
+    ``n`` of ``sizes`` with :func:`~mmcl.proofs.single_stage2.scaled_config`, one per seed: is the
+    signal ``O~(1/sqrt(n))`` at the end of training while every sample stays memorised (Theorem
+    4.2)?  (``sizes`` here are values of ``n``, not the sizes of :func:`n_sweep`.)"""
+    sizes = tuple(sizes)
+    seeds = list(seeds)
+    if len(sizes) < 2 or not seeds:
+        raise ValueError(f"sizes needs at least two values of n and seeds at least one seed, got {sizes!r}, {seeds!r}")
+    f64 = torch.float64
+    T = cfg.n_epochs
+    by_n = {}
+    for n in sizes:
+        c = cv.scaled_config(cfg, n)
+        dd = SyntheticData.stack([sample_synthetic(c, s, dtype=f64, with_ood=False) for s in seeds])
+        tr = simulate(c, dd.to(device=device), "single", "recursion", record_every=T)
+        by_n[n] = dict(gamma=tr.gamma.abs().amax(-1)[:, -1].cpu(), rho=tr.rho.amax(-2).amin(-1)[:, -1].cpu(),
+                       loss=tr.loss[:, -1].cpu(), snr2n=c.n_snr2, init_noise=c.init_noise)
+    ns = torch.tensor(sizes, dtype=f64)
+    g_mean = torch.stack([by_n[n]["gamma"].mean() for n in sizes])
+    slope = float(torch.linalg.lstsq(torch.stack([torch.ones_like(ns), ns.log()], -1), g_mean.log()[:, None]).solution[1])
+    return ScaleGapSweep(sizes=sizes, by_n=by_n, gamma_mean=g_mean, slope=slope)
+
+
 @functools.lru_cache(maxsize=2)
-def n_sweep(size: str = "default", device: str = "cpu") -> cv.ScaleGapSweep:
-    """:func:`mmcl.proofs.single_stage2.scale_gap_sweep` of :func:`config` over the ``sweep_n`` of
-    ``size`` with its ``sweep_seeds`` seeds (:class:`Stage2Sizes`), cached."""
+def n_sweep(size: str = "default", device: str = "cpu") -> ScaleGapSweep:
+    """:func:`scale_gap_sweep` of :func:`config` over the ``sweep_n`` of ``size`` with its
+    ``sweep_seeds`` seeds (:class:`Stage2Sizes`), cached."""
     s = sizes(size)
-    return cv.scale_gap_sweep(config(size), s.sweep_n, range(s.sweep_seeds), device=device)
+    return scale_gap_sweep(config(size), s.sweep_n, range(s.sweep_seeds), device=device)
 
 
 # --------------------------------------------------------------------------------------------

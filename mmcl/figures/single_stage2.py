@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from mmcl.experiments.single_stage2 import (Stage2Downstream, comparator_chain, downstream,
+from mmcl.experiments.single_stage2 import (ScaleGapSweep, Stage2Downstream, comparator_chain, downstream,
                                             n_sweep, stage2_run)
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
@@ -106,7 +106,7 @@ def draw_margins(chain: cv.ComparatorChain):
     return fig
 
 
-def draw_scale_gap(gap: cv.ScaleGap, sweep: cv.ScaleGapSweep):
+def draw_scale_gap(gap: cv.ScaleGap, sweep: ScaleGapSweep):
     """Theorem 4.2 / Lemma C.18: ``min_i max_r rho`` and ``max_r |gamma_r|`` through stage 2 with the
     bound ``3 max_r |gamma_r(T1)|``, and both at the end of training against ``n``."""
     import matplotlib.pyplot as plt
