@@ -1,12 +1,14 @@
 """The computation behind chapter 5's stage-1 figure (mmcl.proofs.multi_stage1.stage1_end): each of
 its parts equals an independent computation (the linear map iterated step by step, explicit
-loops over neurons and steps, the functions it bundles), and it rejects a mismatched run."""
+loops over neurons and steps, the functions it bundles), and it rejects a mismatched run; and the
+size table of the chapter's experiment module (mmcl.experiments.multimodal)."""
 import math
 
 import pytest
 import torch
 
 import mmcl
+from mmcl.experiments import multimodal as ex
 from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs import predictions as theory
 
@@ -71,3 +73,12 @@ def test_stage1_end_rejects_a_mismatched_run(run):
         sync.stage1_end(None, multi, cfg)
     with pytest.raises(ValueError, match="cfg"):
         sync.stage1_end(syn, multi, "cfg")
+
+
+def test_sizes():
+    assert [ex.sizes(k).seeds for k in ("tiny", "default", "full")] == [1, 5, 20]
+    assert ex.config("default") == mmcl.SyntheticConfig() == ex.config("full")  # what the chapter runs
+    assert ex.config("tiny") == mmcl.SyntheticConfig().replace(n_epochs=100)  # past Lemma 5.4's T1 = 86
+    assert ex.config("tiny").n_epochs > theory.t1_multi(ex.config("tiny"))
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        ex.config("medium")

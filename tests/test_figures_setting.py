@@ -1,10 +1,11 @@
-"""mmcl.figures.setting: the similarity matrices of the chapter "The setting" equal Eq. (4) (and its
-two-modality version) written out neuron by neuron, in the label order the figure uses."""
+"""mmcl.experiments.setting: the similarity matrices of the chapter "The setting" equal Eq. (4) (and
+its two-modality version) written out neuron by neuron, in the label order the figure uses; and its
+size table."""
 import pytest
 import torch
 
 import mmcl
-from mmcl.figures import setting
+from mmcl.experiments import setting
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +56,13 @@ def test_bad_arguments(small_cfg):
         setting.trained_similarities(small_cfg, seed=-1)
     with pytest.raises(ValueError, match="cfg"):
         setting.trained_similarities({"n": 3})
-    with pytest.raises(ValueError, match="size"):
+    with pytest.raises(ValueError, match="size='huge' is unknown; valid: 'tiny', 'default', 'full'"):
         setting.config("huge")
 
 
 def test_sizes():
+    assert setting.sizes("default").n_epochs == setting.sizes("full").n_epochs == 200
+    assert setting.sizes("tiny") == setting.SettingSizes(n_epochs=20, n_ood=20)  # seconds: 20 epochs, 20 OOD samples
     assert setting.config("default") == mmcl.SyntheticConfig()  # what the chapter trains
     assert setting.config("full") == mmcl.SyntheticConfig()
     assert setting.config("tiny").n_epochs < mmcl.SyntheticConfig().n_epochs

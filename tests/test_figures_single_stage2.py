@@ -1,6 +1,7 @@
 """The computations behind the figures of chapter 4 (mmcl.proofs.single_stage2: comparator_chain,
-scale_gap, scaled_config, scale_gap_sweep, ood_feature_snr): each equals an independent computation
-from explicit weights (the ``gd`` engine) or from separate runs, and rejects bad input by name."""
+scale_gap, scaled_config, ood_feature_snr; mmcl.experiments.single_stage2: scale_gap_sweep): each
+equals an independent computation from explicit weights (the ``gd`` engine) or from separate runs,
+and rejects bad input by name; and the size table of the experiment module."""
 import math
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 import mmcl
+from mmcl.experiments import single_stage2 as ex
 from mmcl.proofs import single_stage2 as cv
 
 
@@ -88,7 +90,7 @@ def test_scaled_config_keeps_figure1_ratios():
 def test_scale_gap_sweep_equals_separate_runs_and_a_numpy_fit(small_cfg):
     cfg = small_cfg.replace(n_epochs=25)
     sizes, seeds = (12, 24), (0, 1)
-    sw = cv.scale_gap_sweep(cfg, sizes, seeds)
+    sw = ex.scale_gap_sweep(cfg, sizes, seeds)
     assert sw.sizes == sizes
     c = cv.scaled_config(cfg, 12)
     tr = mmcl.simulate(c, mmcl.sample_synthetic(c, 1, dtype=torch.float64, with_ood=False), "single", "recursion")
@@ -98,7 +100,7 @@ def test_scale_gap_sweep_equals_separate_runs_and_a_numpy_fit(small_cfg):
     g = np.array([float(sw.by_n[n]["gamma"].mean()) for n in sizes])
     assert sw.slope == pytest.approx(np.polyfit(np.log(sizes), np.log(g), 1)[0], rel=1e-9)
     with pytest.raises(ValueError, match="sizes"):
-        cv.scale_gap_sweep(cfg, (12,), seeds)
+        ex.scale_gap_sweep(cfg, (12,), seeds)
 
 
 def test_ood_feature_snr_equals_explicit_weights(run):
@@ -111,3 +113,15 @@ def test_ood_feature_snr_equals_explicit_weights(run):
     no_ood = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, 3, dtype=torch.float64, with_ood=False)])
     with pytest.raises(ValueError, match="OOD"):
         cv.ood_feature_snr(gd, no_ood)
+
+
+def test_sizes():
+    assert [ex.sizes(k).seeds for k in ("tiny", "default", "full")] == [1, 5, 20]
+    assert [ex.sizes(k).sweep_n for k in ("tiny", "default", "full")] == [(20, 40), (50, 100, 200),
+                                                                          (50, 100, 200, 400, 800)]
+    assert [ex.sizes(k).sweep_seeds for k in ("tiny", "default", "full")] == [1, 2, 5]
+    assert ex.config("default") == mmcl.SyntheticConfig() == ex.config("full")  # what the chapter runs
+    assert ex.config("tiny") == mmcl.SyntheticConfig().replace(n_epochs=150)  # stage 2 starts at T1 = 101
+    assert ex.EPSILON == 0.05
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        ex.config("medium")

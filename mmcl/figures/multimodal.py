@@ -1,75 +1,30 @@
-"""Figures of the chapter "Multi-modal learning" (``book/05_multimodal.md``).
+"""Figures of the chapter "Multi-modal learning" (``book/05_multimodal.md``): drawing only.
 
-The computations are those of :mod:`mmcl.proofs.multi_stage1` (synchronisation, the end of stage
-1, the noise cases of Lemma D.9); this module runs the chapter's five seeds (cached per ``(size,
-device)``, shared by the chapter's three figures), draws the figures and registers them.
+The runs are :mod:`mmcl.experiments.multimodal`'s (the chapter's five seeds, cached per ``(size,
+device)``, shared by the chapter and its three figures); the computations are those of
+:mod:`mmcl.proofs.multi_stage1` (synchronisation, the end of stage 1, the noise cases of Lemma
+D.9).  This module draws the figures and registers them:
+
+* :func:`draw_synchronisation` -- Lemma D.3, neurons that start out of step and when they synchronise;
+* :func:`draw_stage1` -- Lemma 5.4, the end of stage 1, and the spread of the loss derivatives;
+* :func:`draw_noise` -- noise memorisation, single- against multi-modal, and Lemma D.9's case (4).
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
-from typing import List
 
 import torch
 
+from mmcl.dynamics import Trajectory
+from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
-from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
-from mmcl.dynamics import Trajectory, simulate
 from mmcl.proofs import multi_stage1 as sync
 
-__all__ = ["SEEDS", "MultimodalRuns", "multimodal_runs", "stage1_end", "noise_cases", "draw_synchronisation",
-           "draw_stage1", "draw_noise", "FIGURES"]
+__all__ = ["draw_synchronisation", "draw_stage1", "draw_noise", "FIGURES"]
 
-#: Seeds per size (the chapter runs 5 (20 with ``MMCL_BOOK_FULL=1``), ``"tiny"`` for the tests)
-SEEDS = {"tiny": 1, "default": 5, "full": 20}
-_TINY_EPOCHS = 100  # "tiny" also stops after 100 steps (Lemma 5.4's T1 is 86)
-_CHAPTER, _LABEL = "05_multimodal", "sec-multimodal"
-
-
-@dataclass
-class MultimodalRuns:
-    """The chapter's runs: ``cfg`` (the Figure 1 settings), the ``seeds`` and their stacked ``data``
-    (float64); the multi-modal recursion ``multi`` (loss derivatives recorded), the single-modal
-    recursion ``single`` on the same draws, and ``syn``, the
-    :func:`~mmcl.proofs.multi_stage1.synchronisation` of ``multi``."""
-
-    cfg: SyntheticConfig
-    seeds: List[int]
-    data: SyntheticData
-    multi: Trajectory
-    single: Trajectory
-    syn: sync.Synchronisation
-
-
-@functools.lru_cache(maxsize=2)
-def multimodal_runs(size: str = "default", device: str = "cpu") -> MultimodalRuns:
-    """Both recursions at the Figure 1 settings with the seeds of ``size`` (cached)."""
-    cfg = SyntheticConfig()
-    if size == "tiny":
-        cfg = cfg.replace(n_epochs=_TINY_EPOCHS)
-    seeds = list(range(SEEDS[size]))
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=torch.float64, device=device) for s in seeds])
-    multi = simulate(cfg, data, "multi", "recursion", record_derivatives=True)
-    single = simulate(cfg, data, "single", "recursion")
-    return MultimodalRuns(cfg=cfg, seeds=seeds, data=data, multi=multi, single=single,
-                          syn=sync.synchronisation(data, multi))
-
-
-@functools.lru_cache(maxsize=2)
-def stage1_end(size: str = "default", device: str = "cpu") -> sync.Stage1End:
-    """:func:`mmcl.proofs.multi_stage1.stage1_end` of :func:`multimodal_runs` (cached)."""
-    r = multimodal_runs(size, device)
-    return sync.stage1_end(r.syn, r.multi, r.cfg)
-
-
-@functools.lru_cache(maxsize=2)
-def noise_cases(size: str = "default", device: str = "cpu") -> sync.NoiseCases:
-    """:func:`mmcl.proofs.multi_stage1.noise_cases` of :func:`multimodal_runs` up to ``floor(T1)`` (cached)."""
-    r = multimodal_runs(size, device)
-    return sync.noise_cases(r.data, r.multi, r.cfg)
+LABEL = "sec-multimodal"
+CHAPTER = "05_multimodal"
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,11 +173,11 @@ def _noise(size, device):
 FIGURES = [
     FigureSpec("ch5-synchronisation", "Multi-modal synchronisation (Lemma D.3): three neurons whose two halves start "
                "with opposite signs on the signal, with the closed form of our linear stage-1 map, and measured "
-               "against predicted synchronisation step t′ for every such neuron over 5 seeds", _CHAPTER, _LABEL,
+               "against predicted synchronisation step t′ for every such neuron over 5 seeds", CHAPTER, LABEL,
                _synchronisation),
     FigureSpec("ch5-stage1", "End of multi-modal stage 1 (Lemma 5.4): max_r γ_r against the linear stage-1 map, "
-               "Lemma D.4's lower bound and T₁; the spread C_ℓ of the loss derivatives (Lemma D.1)", _CHAPTER,
-               _LABEL, _stage1),
+               "Lemma D.4's lower bound and T₁; the spread C_ℓ of the loss derivatives (Lemma D.1)", CHAPTER,
+               LABEL, _stage1),
     FigureSpec("ch5-noise", "Noise memorisation: max_{r,i} ρ_{r,i}, single- vs multi-modal, against the 1/√n scale "
-               "of Lemma 5.4; the ratio of Ψ to the bound (45) of Lemma D.9 up to T₁", _CHAPTER, _LABEL, _noise),
+               "of Lemma 5.4; the ratio of Ψ to the bound (45) of Lemma D.9 up to T₁", CHAPTER, LABEL, _noise),
 ]

@@ -1,113 +1,30 @@
-"""Figures of the chapter "Single-modal learning, stage 2" (``book/04_single_stage2.md``).
+"""Figures of the chapter "Single-modal learning, stage 2" (``book/04_single_stage2.md``): drawing only.
 
-The computations are those of :mod:`mmcl.proofs.single_stage2` (the comparator chain of App. C.2,
-the scale gap of Theorem 4.2) and :mod:`mmcl.downstream.evaluation`; this module runs them at the
-chapter's sizes (cached per ``(size, device)``, shared by the chapter's figures), draws the four
-figures and registers them.
+The runs are :mod:`mmcl.experiments.single_stage2`'s (cached per ``(size, device)``, shared by the
+chapter and its figures); the computations are those of :mod:`mmcl.proofs.single_stage2` (the
+comparator chain of App. C.2, the scale gap of Theorem 4.2) and :mod:`mmcl.downstream.evaluation`.
+This module draws the four figures and registers them:
+
+* :func:`draw_telescoping` -- Lemmas C.17/C.18, the one-step slack and the telescoped bound;
+* :func:`draw_margins` -- Lemma C.16's margins at the last step;
+* :func:`draw_scale_gap` -- Theorem 4.2 / Lemma C.18, the scale gap through stage 2 and against ``n``;
+* :func:`draw_downstream` -- Theorem 4.2, the single-modal OOD test error along training.
 """
 from __future__ import annotations
 
-import functools
-import math
-from dataclasses import dataclass
-from typing import Dict, List
-
 import torch
 
+from mmcl.experiments.single_stage2 import (ScaleGapSweep, Stage2Downstream, comparator_chain, downstream,
+                                            n_sweep, stage2_run)
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
-from mmcl.dynamics import Trajectory, simulate
 from mmcl.proofs import single_stage2 as cv
-from mmcl.proofs.predictions import t1_single
 
-__all__ = ["SEEDS", "SWEEP_SIZES", "SWEEP_SEEDS", "EPSILON", "Stage2Run", "stage2_run", "comparator_chain",
-           "scale_gap_sweep", "Stage2Downstream", "downstream", "draw_telescoping", "draw_margins",
-           "draw_scale_gap", "draw_downstream", "FIGURES"]
+__all__ = ["draw_telescoping", "draw_margins", "draw_scale_gap", "draw_downstream", "FIGURES"]
 
-#: seeds of the main run, per size (the chapter shows 5, 20 with ``MMCL_BOOK_FULL=1``)
-SEEDS = {"tiny": 1, "default": 5, "full": 20}
-#: the values of ``n`` of the sweep over ``n``, per size
-SWEEP_SIZES = {"tiny": (20, 40), "default": (50, 100, 200), "full": (50, 100, 200, 400, 800)}
-#: the seeds at each ``n`` of the sweep, per size
-SWEEP_SEEDS = {"tiny": 1, "default": 2, "full": 5}
-_TINY_EPOCHS = 150  # "tiny" also stops after 150 steps (stage 2 starts at T1 = 101)
-#: the target loss of the comparator (the chapter's ``ComparatorConfig(epsilon=0.05)``)
-EPSILON = 0.05
-_CHAPTER, _LABEL = "04_single_stage2", "sec-single-stage2"
-
-
-@dataclass
-class Stage2Run:
-    """The chapter's main run: ``cfg`` (the Figure 1 settings), the ``seeds``, their stacked ``data``
-    (float64), the single-modal recursion ``traj`` with every step recorded, ``t1`` (Lemma 5.2's
-    ``T1``, rounded up: stage 2 starts there) and ``T`` (the number of steps)."""
-
-    cfg: SyntheticConfig
-    seeds: List[int]
-    data: SyntheticData
-    traj: Trajectory
-    t1: int
-    T: int
-
-
-def _config(size: str) -> SyntheticConfig:
-    cfg = SyntheticConfig()  # Figure 1 settings; tau = 0.1, sigma0 = 0.01, M = 45 are ours
-    return cfg.replace(n_epochs=_TINY_EPOCHS) if size == "tiny" else cfg
-
-
-@functools.lru_cache(maxsize=2)
-def stage2_run(size: str = "default", device: str = "cpu") -> Stage2Run:
-    """The single-modal run of the Figure 1 settings at the seeds of ``size`` (cached)."""
-    cfg = _config(size)
-    seeds = list(range(SEEDS[size]))
-    f64 = torch.float64
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=f64) for s in seeds]).to(device=device)
-    traj = simulate(cfg, data, "single", "recursion")  # every step recorded: the one-step lemmas need it
-    return Stage2Run(cfg=cfg, seeds=seeds, data=data, traj=traj, t1=math.ceil(t1_single(cfg)), T=cfg.n_epochs)
-
-
-@functools.lru_cache(maxsize=2)
-def comparator_chain(size: str = "default", device: str = "cpu") -> cv.ComparatorChain:
-    """:func:`mmcl.proofs.single_stage2.comparator_chain` of :func:`stage2_run` with target
-    :data:`EPSILON` (cached)."""
-    r = stage2_run(size, device)
-    return cv.comparator_chain(r.traj, r.data, r.cfg, cv.ComparatorConfig(epsilon=EPSILON), r.t1)
-
-
-@functools.lru_cache(maxsize=2)
-def scale_gap_sweep(size: str = "default", device: str = "cpu") -> cv.ScaleGapSweep:
-    """:func:`mmcl.proofs.single_stage2.scale_gap_sweep` over the ``n`` of :data:`SWEEP_SIZES`
-    (cached)."""
-    return cv.scale_gap_sweep(_config(size), SWEEP_SIZES[size], range(SWEEP_SEEDS[size]), device=device)
-
-
-@dataclass
-class Stage2Downstream:
-    """Downstream after training (Theorem 4.2 against 4.3), on the main run's draws: ``traj_multi``
-    (the multi-modal recursion, first and last states), ``ev[mode][protocol]`` the
-    :class:`~mmcl.downstream.evaluation.Evaluation` (single-modal every 10 steps, multi-modal at
-    the end), ``err[mode][protocol]`` the OOD test error at the end per seed, ``feature_snr[mode]``
-    :func:`mmcl.proofs.single_stage2.ood_feature_snr` per seed."""
-
-    traj_multi: Trajectory
-    ev: Dict[str, dict]
-    err: Dict[str, dict]
-    feature_snr: Dict[str, torch.Tensor]
-
-
-@functools.lru_cache(maxsize=2)
-def downstream(size: str = "default", device: str = "cpu") -> Stage2Downstream:
-    """:class:`Stage2Downstream` of :func:`stage2_run` (cached)."""
-    from mmcl.downstream.evaluation import evaluate_all
-
-    r = stage2_run(size, device)
-    traj_multi = simulate(r.cfg, r.data, "multi", "recursion", record_every=r.T)
-    ev = {"single": evaluate_all(r.traj, r.data, every=10), "multi": evaluate_all(traj_multi.last(), r.data)}
-    feature_snr = {mode: cv.ood_feature_snr(tr, r.data) for mode, tr in (("single", r.traj), ("multi", traj_multi))}
-    err = {mode: {p: (1 - e.accuracy[:, -1]).cpu() for p, e in evs.items()} for mode, evs in ev.items()}
-    return Stage2Downstream(traj_multi=traj_multi, ev=ev, err=err, feature_snr=feature_snr)
+LABEL = "sec-single-stage2"
+CHAPTER = "04_single_stage2"
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,7 +106,7 @@ def draw_margins(chain: cv.ComparatorChain):
     return fig
 
 
-def draw_scale_gap(gap: cv.ScaleGap, sweep: cv.ScaleGapSweep):
+def draw_scale_gap(gap: cv.ScaleGap, sweep: ScaleGapSweep):
     """Theorem 4.2 / Lemma C.18: ``min_i max_r rho`` and ``max_r |gamma_r|`` through stage 2 with the
     bound ``3 max_r |gamma_r(T1)|``, and both at the end of training against ``n``."""
     import matplotlib.pyplot as plt
@@ -270,7 +187,7 @@ def _margins(size, device):
 
 def _scale_gap(size, device):
     r = stage2_run(size, device)
-    return draw_scale_gap(cv.scale_gap(r.traj, r.t1), scale_gap_sweep(size, device))
+    return draw_scale_gap(cv.scale_gap(r.traj, r.t1), n_sweep(size, device))
 
 
 def _downstream(size, device):
@@ -281,12 +198,12 @@ def _downstream(size, device):
 FIGURES = [
     FigureSpec("stage2-telescoping", "Lemmas C.17/C.18: training loss, one-step slack with the paper's comparator "
                "and with the smallest one that works, and the telescoped bound on the average loss, 5 seeds",
-               _CHAPTER, _LABEL, _telescoping),
+               CHAPTER, LABEL, _telescoping),
     FigureSpec("stage2-margins", "Lemma C.16 at epoch 200: positive margins of the comparator against the mean "
-               "activation, and the distribution of the negative margins", _CHAPTER, _LABEL, _margins),
+               "activation, and the distribution of the negative margins", CHAPTER, LABEL, _margins),
     FigureSpec("stage2-scale-gap", "Theorem 4.2 / Lemma C.18: min_i max_r ρ_{r,i} and max_r γ_r through stage 2 "
-               "with the 3β bound, and at the end of training against n (d = 20n)", _CHAPTER, _LABEL, _scale_gap),
+               "with the 3β bound, and at the end of training against n (d = 20n)", CHAPTER, LABEL, _scale_gap),
     FigureSpec("stage2-downstream", "Theorem 4.2: single-modal OOD test error along training (adapt and transfer "
-               "heads, mean ± 1 s.d. over 5 seeds), multi-modal at the end for contrast", _CHAPTER, _LABEL,
+               "heads, mean ± 1 s.d. over 5 seeds), multi-modal at the end for contrast", CHAPTER, LABEL,
                _downstream),
 ]

@@ -56,7 +56,7 @@ from mmcl.model.losses import relu
 
 __all__ = ["ComparatorConfig", "Telescoping", "telescoping", "Margins", "comparator_margins",
            "lemma_c18_horizon", "ComparatorChain", "comparator_chain", "ScaleGap", "scale_gap", "scaled_config",
-           "ScaleGapSweep", "scale_gap_sweep", "ood_feature_snr"]
+           "ood_feature_snr"]
 
 
 @dataclass(frozen=True)
@@ -545,53 +545,13 @@ def scaled_config(cfg: SyntheticConfig, n: int) -> SyntheticConfig:
     """``cfg`` at ``n`` samples with the rest of Assumption 4.1 where ``cfg`` has it at its own
     ``n`` (Figure 1's ``d = 20 n``, ``M = 0.45 n``): ``d = floor(n d/n_cfg)`` (keeps ``n SNR^2`` and the noise step
     ``eta sigma_xi^2 d/(n m tau)``), ``M = floor((M/n) n)`` and ``sigma0`` scaled by
-    ``sqrt(d_cfg/d)`` (keeps ``sigma0 sigma_xi sqrt(d)``, Assumption 4.1(3))."""
+    ``sqrt(d_cfg/d)`` (keeps ``sigma0 sigma_xi sqrt(d)``, Assumption 4.1(3)).  The sweep over ``n``
+    that runs at these configurations is an experiment: ``mmcl.experiments.single_stage2.scale_gap_sweep``."""
     if not isinstance(cfg, SyntheticConfig):
         raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
     check_int("n", n, 2)
     d = cfg.d * n // cfg.n
     return cfg.replace(n=n, d=d, M=int(cfg.M / cfg.n * n), sigma0=cfg.init_noise / (cfg.sigma_xi * math.sqrt(d)))
-
-
-@dataclass
-class ScaleGapSweep:
-    """End of training against ``n`` (:func:`scale_gap_sweep`): ``sizes``; ``by_n[n]`` a dict of
-    CPU tensors over the seeds, ``gamma`` (``max_r |gamma_r(T)|``), ``rho`` (``min_i max_r
-    rho_{r,i}(T)``), ``loss`` (``L_S(W(T))``), and the floats ``snr2n`` (``n SNR^2``) and
-    ``init_noise`` (``sigma0 sigma_xi sqrt(d)``); ``gamma_mean (len(sizes),)`` the seed means of
-    ``gamma`` and ``slope`` the least-squares slope of ``log gamma_mean`` against ``log n``
-    (``O~(1/sqrt(n))`` would be ``-0.5``)."""
-
-    sizes: tuple
-    by_n: dict
-    gamma_mean: torch.Tensor
-    slope: float
-
-
-def scale_gap_sweep(cfg: SyntheticConfig, sizes, seeds, *, device="cpu") -> ScaleGapSweep:
-    """Single-modal recursion runs (float64, ``cfg.n_epochs`` steps, first and last states) at every
-    ``n`` of ``sizes`` with :func:`scaled_config`, one per seed: is the signal ``O~(1/sqrt(n))`` at
-    the end of training while every sample stays memorised (Theorem 4.2)?"""
-    from mmcl.dynamics import simulate
-    from mmcl.model.data import sample_synthetic
-
-    sizes = tuple(sizes)
-    seeds = list(seeds)
-    if len(sizes) < 2 or not seeds:
-        raise ValueError(f"sizes needs at least two values of n and seeds at least one seed, got {sizes!r}, {seeds!r}")
-    f64 = torch.float64
-    T = cfg.n_epochs
-    by_n = {}
-    for n in sizes:
-        c = scaled_config(cfg, n)
-        dd = SyntheticData.stack([sample_synthetic(c, s, dtype=f64, with_ood=False) for s in seeds])
-        tr = simulate(c, dd.to(device=device), "single", "recursion", record_every=T)
-        by_n[n] = dict(gamma=tr.gamma.abs().amax(-1)[:, -1].cpu(), rho=tr.rho.amax(-2).amin(-1)[:, -1].cpu(),
-                       loss=tr.loss[:, -1].cpu(), snr2n=c.n_snr2, init_noise=c.init_noise)
-    ns = torch.tensor(sizes, dtype=f64)
-    g_mean = torch.stack([by_n[n]["gamma"].mean() for n in sizes])
-    slope = float(torch.linalg.lstsq(torch.stack([torch.ones_like(ns), ns.log()], -1), g_mean.log()[:, None]).solution[1])
-    return ScaleGapSweep(sizes=sizes, by_n=by_n, gamma_mean=g_mean, slope=slope)
 
 
 def ood_feature_snr(traj: Trajectory, data: SyntheticData) -> torch.Tensor:

@@ -1,0 +1,108 @@
+"""The experiment of the chapter "The setting: data, encoders, losses" (``book/02_setting.md``):
+its sizes, its configuration and its cached run.  The drawing is in :mod:`mmcl.figures.setting`.
+
+* :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
+  (:class:`SettingSizes`);
+* :func:`config` -- the chapter's configuration (the Figure 1 settings);
+* :func:`trained_similarities` -- trains the single- and the multi-modal network on one draw with
+  the closed-form engine and computes their similarity matrices (Eq. 4, and its two-modality
+  version) before and after training (:class:`TrainedSimilarities`);
+* :func:`similarities_result` -- :func:`trained_similarities` of seed 0 at a size, cached.
+
+Public: every name in ``__all__``.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+import torch
+
+from mmcl._utils import check_int
+from mmcl.dynamics import Trajectory, simulate
+from mmcl.experiments.sizes import pick
+from mmcl.model import losses
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import SyntheticData, sample_synthetic
+
+__all__ = ["SettingSizes", "BY_SIZE", "sizes", "config", "TrainedSimilarities", "trained_similarities",
+           "similarities_result"]
+
+MODES = ("single", "multi")
+
+
+@dataclass(frozen=True)
+class SettingSizes:
+    """What a size means for this chapter: ``n_epochs`` training epochs and, for ``"tiny"``, fewer
+    OOD samples (``n_ood``), which the figure does not use."""
+
+    n_epochs: int
+    n_ood: int = 0  # 0: the Figure 1 defaults (200 test and 1000 held-out samples)
+
+
+#: The paper's 200 epochs (the chapter's, at default and full size); "tiny" is for the tests.
+BY_SIZE: Dict[str, SettingSizes] = {"tiny": SettingSizes(n_epochs=20, n_ood=20),
+                                    "default": SettingSizes(n_epochs=200), "full": SettingSizes(n_epochs=200)}
+
+
+def sizes(size: str = "default") -> SettingSizes:
+    """The :class:`SettingSizes` of ``size`` (a ValueError names the valid sizes)."""
+    return pick(BY_SIZE, size)
+
+
+def config(size: str = "default") -> SyntheticConfig:
+    """The Figure 1 settings, trained for ``sizes(size).n_epochs`` epochs (``tiny`` also draws 20
+    OOD samples instead of 200 and 1000, which the figure does not use)."""
+    s = sizes(size)
+    cfg = SyntheticConfig().replace(n_epochs=s.n_epochs)
+    return cfg.replace(n_test=s.n_ood, n_heldout=s.n_ood) if s.n_ood else cfg
+
+
+@dataclass
+class TrainedSimilarities:
+    """What :func:`trained_similarities` computed: the ``cfg``, the draw ``data``, the two runs
+    ``runs[mode]`` (``"single"``, ``"multi"``; first and last states recorded), ``order`` (the
+    samples sorted by label, ``+1`` first, stably), ``n_pos`` (the number of ``+1`` samples) and
+    ``sims[(mode, epoch)]`` for ``epoch`` 0 and ``cfg.n_epochs``: the ``(n, n)`` similarity matrix
+    on the CPU, rows and columns in ``order``, ``Sim_h(x_i, x_j)`` for ``"single"`` and
+    ``Sim_{h,g}(x_i, x~_j)`` for ``"multi"``."""
+
+    cfg: SyntheticConfig
+    data: SyntheticData
+    runs: Dict[str, Trajectory]
+    order: torch.Tensor
+    n_pos: int
+    sims: Dict[Tuple[str, int], torch.Tensor]
+
+
+def _sim_matrix(mode, W, W_tilde, P, order):
+    H = losses.encode(W[None], P["x"])
+    partner = H if mode == "single" else losses.encode(W_tilde[None], P["x_tilde"])
+    return losses.similarity(H, partner)[0][order][:, order].cpu()
+
+
+def trained_similarities(cfg: SyntheticConfig, seed: int = 0, device: str = "cpu") -> TrainedSimilarities:
+    """Draw the data of ``seed`` (float32, :func:`mmcl.model.data.sample_synthetic`), train both
+    networks for ``cfg.n_epochs`` epochs with the closed-form engine ``gd`` (Eqs. 7 and 10), and
+    compute the similarity matrices of the paper's Eq. (4) (:func:`mmcl.model.losses.similarity`
+    on :func:`mmcl.model.losses.encode`) at initialisation and after training: see
+    :class:`TrainedSimilarities`."""
+    if not isinstance(cfg, SyntheticConfig):
+        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_int("seed", seed, minimum=0)
+    data = sample_synthetic(cfg, seed=seed, device=device)
+    runs = {mode: simulate(cfg, data, mode, "gd", record_every=cfg.n_epochs) for mode in MODES}
+    order = torch.argsort(-data.y, stable=True)  # label +1 first
+    P = losses.patches(data)
+    sims = {}
+    for mode, run in runs.items():
+        sims[mode, 0] = _sim_matrix(mode, data.W0, data.W0_tilde, P, order)
+        sims[mode, cfg.n_epochs] = _sim_matrix(mode, run.W, run.W_tilde, P, order)
+    return TrainedSimilarities(cfg=cfg, data=data, runs=runs, order=order, n_pos=int((data.y > 0).sum()), sims=sims)
+
+
+@functools.lru_cache(maxsize=2)
+def similarities_result(size: str = "default", device: str = "cpu") -> TrainedSimilarities:
+    """:func:`trained_similarities` of seed 0 at the settings of ``size`` (:func:`config`), cached."""
+    return trained_similarities(config(size), seed=0, device=device)

@@ -1,0 +1,190 @@
+"""The experiment of the chapter "Single-modal learning, stage 2" (``book/04_single_stage2.md``):
+its sizes, its configuration and its cached runs.  The drawings are in
+:mod:`mmcl.figures.single_stage2`; the diagnostics it computes are those of
+:mod:`mmcl.proofs.single_stage2` (the comparator chain of App. C.2, the scale gap of Theorem 4.2)
+and :mod:`mmcl.downstream.evaluation`.
+
+* :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
+  (:class:`Stage2Sizes`);
+* :func:`config` -- the chapter's configuration (the Figure 1 settings);
+* :func:`stage2_run` -- the single-modal recursion on the chapter's seeds, every step recorded
+  (:class:`Stage2Run`);
+* :func:`comparator_chain` -- App. C.2's chain on that run, with target :data:`EPSILON`;
+* :func:`scale_gap_sweep` -- the end of training against ``n`` (:class:`ScaleGapSweep`), for any
+  configuration, values of ``n`` and seeds; :func:`n_sweep` runs it at the chapter's sizes;
+* :func:`downstream` -- the downstream error of both networks on the run's draws
+  (:class:`Stage2Downstream`).
+
+The run functions are cached per ``(size, device)``: the chapter and its four figures share them.
+
+Public: every name in ``__all__``.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+import torch
+
+from mmcl.dynamics import Trajectory, simulate
+from mmcl.experiments.sizes import pick
+from mmcl.model.config import SyntheticConfig
+from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.proofs import single_stage2 as cv
+from mmcl.proofs.predictions import t1_single
+
+__all__ = ["Stage2Sizes", "BY_SIZE", "sizes", "config", "EPSILON", "Stage2Run", "stage2_run", "comparator_chain",
+           "ScaleGapSweep", "scale_gap_sweep", "n_sweep", "Stage2Downstream", "downstream"]
+
+
+@dataclass(frozen=True)
+class Stage2Sizes:
+    """What a size means for this chapter: ``seeds`` draws (0..seeds-1) of the main run, the values
+    ``sweep_n`` of ``n`` of the sweep over ``n`` with ``sweep_seeds`` draws at each, and, for
+    ``"tiny"``, a shorter run (``n_epochs`` steps)."""
+
+    seeds: int
+    sweep_n: Tuple[int, ...]
+    sweep_seeds: int
+    n_epochs: int = 200
+
+
+#: The chapter runs 5 seeds and n = 50, 100, 200 with 2 seeds each (20 seeds, and n up to 800 with 5
+#: seeds, with MMCL_BOOK_FULL=1); "tiny" (for the tests) also stops after 150 steps (stage 2 starts
+#: at T1 = 101).
+BY_SIZE: Dict[str, Stage2Sizes] = {
+    "tiny": Stage2Sizes(seeds=1, sweep_n=(20, 40), sweep_seeds=1, n_epochs=150),
+    "default": Stage2Sizes(seeds=5, sweep_n=(50, 100, 200), sweep_seeds=2),
+    "full": Stage2Sizes(seeds=20, sweep_n=(50, 100, 200, 400, 800), sweep_seeds=5),
+}
+
+#: the target loss of the comparator (the chapter's ``ComparatorConfig(epsilon=0.05)``)
+EPSILON = 0.05
+
+
+def sizes(size: str = "default") -> Stage2Sizes:
+    """The :class:`Stage2Sizes` of ``size`` (a ValueError names the valid sizes)."""
+    return pick(BY_SIZE, size)
+
+
+def config(size: str = "default") -> SyntheticConfig:
+    """The chapter's configuration: the Figure 1 settings (tau = 0.1, sigma0 = 0.01, M = 45 are
+    ours); ``tiny`` stops after 150 steps instead of 200."""
+    s = sizes(size)
+    cfg = SyntheticConfig()
+    return cfg.replace(n_epochs=s.n_epochs) if s.n_epochs != cfg.n_epochs else cfg
+
+
+@dataclass
+class Stage2Run:
+    """The chapter's main run: ``cfg`` (the Figure 1 settings), the ``seeds``, their stacked ``data``
+    (float64), the single-modal recursion ``traj`` with every step recorded, ``t1`` (Lemma 5.2's
+    ``T1``, rounded up: stage 2 starts there) and ``T`` (the number of steps)."""
+
+    cfg: SyntheticConfig
+    seeds: List[int]
+    data: SyntheticData
+    traj: Trajectory
+    t1: int
+    T: int
+
+
+@functools.lru_cache(maxsize=2)
+def stage2_run(size: str = "default", device: str = "cpu") -> Stage2Run:
+    """The single-modal run of :func:`config` at the seeds of ``size`` (cached)."""
+    cfg = config(size)
+    seeds = list(range(sizes(size).seeds))
+    f64 = torch.float64
+    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=f64) for s in seeds]).to(device=device)
+    traj = simulate(cfg, data, "single", "recursion")  # every step recorded: the one-step lemmas need it
+    return Stage2Run(cfg=cfg, seeds=seeds, data=data, traj=traj, t1=math.ceil(t1_single(cfg)), T=cfg.n_epochs)
+
+
+@functools.lru_cache(maxsize=2)
+def comparator_chain(size: str = "default", device: str = "cpu") -> cv.ComparatorChain:
+    """:func:`mmcl.proofs.single_stage2.comparator_chain` of :func:`stage2_run` with target
+    :data:`EPSILON` (cached)."""
+    r = stage2_run(size, device)
+    return cv.comparator_chain(r.traj, r.data, r.cfg, cv.ComparatorConfig(epsilon=EPSILON), r.t1)
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 4.2's scaling: the end of training against n
+# --------------------------------------------------------------------------------------------
+@dataclass
+class ScaleGapSweep:
+    """End of training against ``n`` (:func:`scale_gap_sweep`): ``sizes``; ``by_n[n]`` a dict of
+    CPU tensors over the seeds, ``gamma`` (``max_r |gamma_r(T)|``), ``rho`` (``min_i max_r
+    rho_{r,i}(T)``), ``loss`` (``L_S(W(T))``), and the floats ``snr2n`` (``n SNR^2``) and
+    ``init_noise`` (``sigma0 sigma_xi sqrt(d)``); ``gamma_mean (len(sizes),)`` the seed means of
+    ``gamma`` and ``slope`` the least-squares slope of ``log gamma_mean`` against ``log n``
+    (``O~(1/sqrt(n))`` would be ``-0.5``)."""
+
+    sizes: tuple
+    by_n: dict
+    gamma_mean: torch.Tensor
+    slope: float
+
+
+def scale_gap_sweep(cfg: SyntheticConfig, sizes, seeds, *, device="cpu") -> ScaleGapSweep:
+    """Single-modal recursion runs (float64, ``cfg.n_epochs`` steps, first and last states) at every
+    ``n`` of ``sizes`` with :func:`~mmcl.proofs.single_stage2.scaled_config`, one per seed: is the
+    signal ``O~(1/sqrt(n))`` at the end of training while every sample stays memorised (Theorem
+    4.2)?  (``sizes`` here are values of ``n``, not the sizes of :func:`n_sweep`.)"""
+    sizes = tuple(sizes)
+    seeds = list(seeds)
+    if len(sizes) < 2 or not seeds:
+        raise ValueError(f"sizes needs at least two values of n and seeds at least one seed, got {sizes!r}, {seeds!r}")
+    f64 = torch.float64
+    T = cfg.n_epochs
+    by_n = {}
+    for n in sizes:
+        c = cv.scaled_config(cfg, n)
+        dd = SyntheticData.stack([sample_synthetic(c, s, dtype=f64, with_ood=False) for s in seeds])
+        tr = simulate(c, dd.to(device=device), "single", "recursion", record_every=T)
+        by_n[n] = dict(gamma=tr.gamma.abs().amax(-1)[:, -1].cpu(), rho=tr.rho.amax(-2).amin(-1)[:, -1].cpu(),
+                       loss=tr.loss[:, -1].cpu(), snr2n=c.n_snr2, init_noise=c.init_noise)
+    ns = torch.tensor(sizes, dtype=f64)
+    g_mean = torch.stack([by_n[n]["gamma"].mean() for n in sizes])
+    slope = float(torch.linalg.lstsq(torch.stack([torch.ones_like(ns), ns.log()], -1), g_mean.log()[:, None]).solution[1])
+    return ScaleGapSweep(sizes=sizes, by_n=by_n, gamma_mean=g_mean, slope=slope)
+
+
+@functools.lru_cache(maxsize=2)
+def n_sweep(size: str = "default", device: str = "cpu") -> ScaleGapSweep:
+    """:func:`scale_gap_sweep` of :func:`config` over the ``sweep_n`` of ``size`` with its
+    ``sweep_seeds`` seeds (:class:`Stage2Sizes`), cached."""
+    s = sizes(size)
+    return scale_gap_sweep(config(size), s.sweep_n, range(s.sweep_seeds), device=device)
+
+
+# --------------------------------------------------------------------------------------------
+# Downstream after training
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Stage2Downstream:
+    """Downstream after training (Theorem 4.2 against 4.3), on the main run's draws: ``traj_multi``
+    (the multi-modal recursion, first and last states), ``ev[mode][protocol]`` the
+    :class:`~mmcl.downstream.evaluation.Evaluation` (single-modal every 10 steps, multi-modal at
+    the end), ``err[mode][protocol]`` the OOD test error at the end per seed, ``feature_snr[mode]``
+    :func:`mmcl.proofs.single_stage2.ood_feature_snr` per seed."""
+
+    traj_multi: Trajectory
+    ev: Dict[str, dict]
+    err: Dict[str, dict]
+    feature_snr: Dict[str, torch.Tensor]
+
+
+@functools.lru_cache(maxsize=2)
+def downstream(size: str = "default", device: str = "cpu") -> Stage2Downstream:
+    """:class:`Stage2Downstream` of :func:`stage2_run` (cached)."""
+    from mmcl.downstream.evaluation import evaluate_all
+
+    r = stage2_run(size, device)
+    traj_multi = simulate(r.cfg, r.data, "multi", "recursion", record_every=r.T)
+    ev = {"single": evaluate_all(r.traj, r.data, every=10), "multi": evaluate_all(traj_multi.last(), r.data)}
+    feature_snr = {mode: cv.ood_feature_snr(tr, r.data) for mode, tr in (("single", r.traj), ("multi", traj_multi))}
+    err = {mode: {p: (1 - e.accuracy[:, -1]).cpu() for p, e in evs.items()} for mode, evs in ev.items()}
+    return Stage2Downstream(traj_multi=traj_multi, ev=ev, err=err, feature_snr=feature_snr)
