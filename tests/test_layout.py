@@ -1,5 +1,6 @@
 """The package's layout: layers that import one way only, and no module hidden by a function."""
 import ast
+import re
 import importlib
 import pkgutil
 from pathlib import Path
@@ -153,3 +154,15 @@ def test_no_import_cycle_inside_mmcl():
     edges = _module_edges()
     cycles = _cycles(edges)
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_api_page_documents_every_public_module():
+    """book/api.md lists its modules by hand: every module of the package that is not private (no
+    leading underscore) must have its ``automodule`` there, so that a new module is documented."""
+    api = (ROOT.parent / "book" / "api.md").read_text()
+    documented = set(re.findall(r"automodule:: (mmcl[\w.]*)", api))
+    public = {m for m in _modules() if not any(part.startswith("_") for part in m.split("."))} | {"mmcl"}
+    missing = sorted(public - documented - {"mmcl"})
+    assert not missing, f"modules missing from book/api.md: {missing}"
+    stale = sorted(documented - public)
+    assert not stale, f"book/api.md documents modules that do not exist: {stale}"
