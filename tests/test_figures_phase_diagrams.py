@@ -141,6 +141,8 @@ def test_sizes():
         ex.config("medium")
     with pytest.raises(ValueError, match="size='medium' is unknown"):
         ex.study_table("n_snr", "medium")
+    # the figure module only draws: no table per size left there
+    assert not [k for k, v in vars(pd).items() if isinstance(v, dict) and set(v) == set(SIZES)]
 
 
 def test_study_table_is_computed_once_per_study_size_and_device():
