@@ -13,11 +13,11 @@ import math
 import pytest
 
 from mmcl.booksupport.claims import ClaimFailed, Claims
-from mmcl.experiments.sweep import studies
+from mmcl.experiments import phase_diagrams as experiment
 from mmcl.proofs.predictions import stage1_race
 from mmcl.proofs.predictions import b_dynamics_prediction, noise_step_scale
 
-BASE = studies.study_base("default")  # the chapter's BASE: Figure 1's setting
+BASE = experiment.config("default")  # the chapter's BASE: Figure 1's setting
 
 
 def claim_fig1_steps(c: Claims, noise_step: float, signal_step: float) -> None:

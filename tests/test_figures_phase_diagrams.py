@@ -1,5 +1,6 @@
-"""The chapter "Phase diagrams" from the library: its studies per size (mmcl.experiments.sweep.studies),
-the denoised-view summary, and the drawing helpers' argument checks (mmcl.figures.phase_diagrams)."""
+"""The chapter "Phase diagrams" from the library: its studies per size (mmcl.experiments.sweep.studies,
+reached through the chapter's experiment module mmcl.experiments.phase_diagrams), the denoised-view
+summary, and the drawing helpers' argument checks (mmcl.figures.phase_diagrams)."""
 import math
 
 import pytest
@@ -32,7 +33,7 @@ def test_every_study_grid_is_valid_at_every_size_and_tiny_is_two_by_two():
     # the chapter's quoted grids: Figure 1's cell is in the n x SNR grid, 2 seeds by default, 8 at full size
     default = studies.study_grid("n_snr")
     assert 100 in default["n"] and 0.112 in default["snr"]
-    assert studies.SEEDS["default"] == [0, 1] and studies.SEEDS["full"] == list(range(8))
+    assert studies.sizes("default").seeds == (0, 1) and studies.sizes("full").seeds == tuple(range(8))
     assert studies.study_grid("n_snr", "full")["snr"][8] == 0.112
 
 
@@ -124,3 +125,32 @@ def test_t1_figure_marks_the_epochs_trained():
             assert (TINY.n_epochs, TINY.n_epochs) in xs
     finally:
         plt.close(fig)
+
+
+def test_sizes():
+    from mmcl.experiments import phase_diagrams as ex
+    from mmcl.experiments.sizes import SIZES
+
+    assert studies.SIZES is SIZES and set(ex.BY_SIZE) == set(SIZES) and ex.BY_SIZE is studies.BY_SIZE
+    assert ex.sizes("default").seeds == (0, 1) and ex.sizes("full").seeds == tuple(range(8))
+    assert ex.sizes("tiny").seeds == (0,) and ex.sizes("default").view_seeds == (0, 1, 2)
+    assert all(tuple(ex.sizes(size).grids) == ex.STUDIES for size in SIZES)
+    assert ex.config("default") == mmcl.SyntheticConfig(n_heldout=500) == ex.config("full")  # what the chapter runs
+    assert ex.config("tiny").n_epochs < ex.config("default").n_epochs
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        ex.config("medium")
+    with pytest.raises(ValueError, match="size='medium' is unknown"):
+        ex.study_table("n_snr", "medium")
+    # the figure module only draws: no table per size left there
+    assert not [k for k, v in vars(pd).items() if isinstance(v, dict) and set(v) == set(SIZES)]
+
+
+def test_study_table_is_computed_once_per_study_size_and_device():
+    from mmcl.experiments import phase_diagrams as ex
+
+    table = ex.study_table("aug_tau", "tiny", "cpu")
+    assert ex.study_table("aug_tau", "tiny", "cpu") is table
+    assert table.grid_keys == list(ex.study_grid("aug_tau", "tiny")) and table.meta["seeds"] == [0]
+    assert list(ex.t1_tables("tiny")) == [r"$n \times$ SNR", r"$C_\mu$", r"$d \times n$",
+                                          r"$\sigma_\epsilon \times \tau$"]
+    assert ex.t1_tables("tiny")[r"$\sigma_\epsilon \times \tau$"] is table

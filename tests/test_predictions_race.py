@@ -1,7 +1,7 @@
 """The closed-form race of stage 1 (mmcl.proofs.predictions.stage1_race): its rates against one step of
 the paper's update (mmcl.dynamics.reference.reference_step) at uniform loss derivatives on a draw
 without cross terms, its predicted winner against simulated races on both sides of the boundary, its
-argument checks, and the boundaries the chapter "Phase diagrams" overlays (mmcl.figures.phase_diagrams)."""
+argument checks, and the boundaries the chapter "Phase diagrams" overlays (mmcl.experiments.phase_diagrams)."""
 import math
 
 import pytest
@@ -169,20 +169,20 @@ def test_predicted_winner_is_the_simulated_one_on_both_sides_of_the_boundary(mod
 
 
 def test_the_winner_switches_at_the_overlays_boundary():
-    from mmcl.figures import phase_diagrams as pd
+    from mmcl.experiments import phase_diagrams as ex
 
     for study, mode, n in (("n_snr", "single", 100), ("n_snr", "multi", 50), ("cmu", "multi", 24)):
-        v = pd.race_boundary(study, n, mode, "default")
+        v = ex.race_boundary(study, n, mode, "default")
         assert 0.05 < v < 20
-        assert stage1_race(pd.race_config(study, n, v * 1.01), mode).winner == "signal"
-        assert stage1_race(pd.race_config(study, n, v / 1.01), mode).winner == "noise"
+        assert stage1_race(ex.race_config(study, n, v * 1.01), mode).winner == "signal"
+        assert stage1_race(ex.race_config(study, n, v / 1.01), mode).winner == "noise"
     # the small-rate closed form of the docstring: n SNR^2 = 1 + log(1/SNR)/log(L/x0_noise) (single)
-    v = pd.race_boundary("n_snr", 100, "single", "default")
-    race = stage1_race(pd.race_config("n_snr", 100, v), "single")
+    v = ex.race_boundary("n_snr", 100, "single", "default")
+    race = stage1_race(ex.race_config("n_snr", 100, v), "single")
     assert v == pytest.approx(1 + math.log(1 / race.signal_init * race.noise_init) / math.log(race.level / race.noise_init),
                               rel=0.05)
-    assert math.isnan(pd.race_boundary("cmu", 50, "single"))  # single-modal learning never sees C_mu
-    overlay = pd.race_overlay("cmu", "tiny")
+    assert math.isnan(ex.race_boundary("cmu", 50, "single"))  # single-modal learning never sees C_mu
+    overlay = ex.race_overlay("cmu", "tiny")
     assert list(overlay) == ["multi"] and sorted(overlay["multi"]) == [50, 100]
 
 
@@ -206,13 +206,14 @@ def test_stage1_race_rejects_bad_input():
         stage1_race(mmcl.SyntheticConfig(M=1), "single")
     with pytest.raises(ValueError, match="signal rate"):
         stage1_race(mmcl.SyntheticConfig(lr=1.0), "multi")
+    from mmcl.experiments import phase_diagrams as ex
     from mmcl.figures import phase_diagrams as pd
 
     with pytest.raises(ValueError, match="study"):
-        pd.race_overlay("d_n")
+        ex.race_overlay("d_n")
     with pytest.raises(ValueError, match="study"):
-        pd.race_config("aug_tau", 100, 1.0)
+        ex.race_config("aug_tau", 100, 1.0)
     with pytest.raises(ValueError, match="tol"):
-        pd.race_boundary("n_snr", 100, "single", tol=0)
+        ex.race_boundary("n_snr", 100, "single", tol=0)
     with pytest.raises(ValueError, match="overlay"):
         pd.plot_cmu(None, overlay={"both": {}})

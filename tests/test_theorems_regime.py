@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from mmcl.experiments import theorems_regime as tr
+from mmcl.experiments.theorems_regime.scalings import _build
 from mmcl.proofs import single_stage2 as cv
 from mmcl.proofs.assumptions import check_assumption41, lemma_b2_min_d
 from mmcl.dynamics import simulate
@@ -66,7 +67,7 @@ def test_b2_dimension_is_the_smallest_that_satisfies_lemma_b2():
         cfg = tr.regime_config(n, sc)
         assert cfg.d == d
         assert lemma_b2_min_d(cfg, 0.1) <= d  # 1b holds at d ...
-        below = tr._build(n, int(d * 0.98), S)
+        below = _build(n, int(d * 0.98), S)
         assert lemma_b2_min_d(below, 0.1) > below.d  # ... and not 2 % below it
         c = _cond(cfg)
         assert c["1b"].holds and c["1b~"].holds and c["1a"].holds
@@ -236,3 +237,28 @@ def test_verdicts_refuse_a_run_that_ends_before_t1():
     short = dataclasses.replace(TINY, n_epochs=5)
     with pytest.raises(ValueError, match=r"T1 of the paper's formula is .* beyond RegimeScaling.n_epochs = 5"):
         tr.revisit_verdicts([20], {20: 1}, short)
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter's sizes and cached runs (mmcl.experiments.theorems_regime.chapter)
+# --------------------------------------------------------------------------------------------
+def test_sizes():
+    from mmcl.experiments.sizes import SIZES
+    from mmcl.figures import theorems_regime as figs
+
+    assert set(tr.BY_SIZE) == set(SIZES)
+    assert tr.sizes("default").sweep_seeds == {100: 10, 178: 10, 316: 10, 562: 4, 1000: 2}
+    for size in SIZES:
+        s = tr.sizes(size)
+        assert set(s.chain_sizes) <= set(s.verdict_seeds) <= set(s.sweep_seeds)
+        assert set(s.control_seeds) <= set(s.sweep_seeds) and max(s.control_seeds) <= 316  # span draws: d < 2^63
+    assert tr.sizes("default").n_epochs == tr.sizes("full").n_epochs == tr.SCALING.n_epochs == 200
+    assert tr.sizes("tiny").n_epochs == 150 and tr.CONTROL_SCALING == dataclasses.replace(tr.SCALING, d_rule="b2")
+    conditions = tr.regime_conditions("tiny")
+    expected = tr.conditions_by_n([20, 40, 60], dataclasses.replace(tr.SCALING, n_epochs=150))
+    assert {n: [(c.key, c.holds) for c in cs] for n, cs in conditions.items()} == \
+        {n: [(c.key, c.holds) for c in cs] for n, cs in expected.items()}
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        tr.regime_sweep("medium")
+    # the figure module only draws: no table per size left there
+    assert not [k for k, v in vars(figs).items() if isinstance(v, dict) and set(v) == set(SIZES)]

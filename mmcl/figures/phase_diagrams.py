@@ -1,9 +1,12 @@
 """Figures of the chapter "Phase diagrams" (``book/09_phase_diagrams.md``), and the drawings of
-phase diagrams in general.
+phase diagrams in general: drawing only.
 
-The computations are the chapter's studies, :func:`mmcl.experiments.sweep.studies.run_study`
-(per size: see :mod:`mmcl.experiments.sweep.studies`), shared between the figures by
-:func:`study_table` (cached per ``(study, size, device)``).  The drawings:
+The runs are :mod:`mmcl.experiments.phase_diagrams`'s: the chapter's studies
+(:func:`mmcl.experiments.sweep.studies.run_study`, per size: see :mod:`mmcl.experiments.sweep.studies`),
+shared between the figures by :func:`~mmcl.experiments.phase_diagrams.study_table` (cached per
+``(study, size, device)``), and the closed-form race of stage 1
+(:func:`mmcl.proofs.predictions.stage1_race`) on the studies' grids,
+:func:`~mmcl.experiments.phase_diagrams.race_overlay`.  The drawings:
 
 * :func:`plot_phase_diagram` -- three heatmaps of a :class:`~mmcl.experiments.sweep.PhaseGrid`
   (single-modal, multi-modal, their gap), :func:`outline_cells` to mark cells on them, and
@@ -12,30 +15,29 @@ The computations are the chapter's studies, :func:`mmcl.experiments.sweep.studie
 * one function per figure of the chapter (:func:`plot_n_snr`, :func:`plot_n_snr_collapse`,
   :func:`plot_cmu`, :func:`plot_d_n`, :func:`plot_aug_tau`, :func:`plot_denoised_view`,
   :func:`plot_t1_studies`), each drawn under :func:`mmcl.figures.style` and returning the figure;
-* the closed-form race of stage 1 (:func:`mmcl.proofs.predictions.stage1_race`) on the studies' grids:
-  :func:`race_config`, :func:`race_boundary` and :func:`race_overlay`, the predicted boundaries that
-  :func:`plot_n_snr_collapse` and :func:`plot_cmu` draw when given ``overlay``.
+  :func:`plot_n_snr_collapse` and :func:`plot_cmu` draw the race's predicted boundaries when given
+  ``overlay``.
 """
 from __future__ import annotations
 
-import functools
 import math
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, Iterable, Mapping, Optional, Tuple
 
+from mmcl.experiments.phase_diagrams import config, race_overlay, study_table, t1_tables
 from mmcl.experiments.sweep.formulas import snr_on_curve
-from mmcl.experiments.sweep.grid import expand_grid
 from mmcl.experiments.sweep.phase import PhaseGrid, phase_grid
-from mmcl.experiments.sweep.studies import MODES, ViewSummary, run_study, study_base, study_grid, summarise_view
+from mmcl.experiments.sweep.studies import MODES, ViewSummary, summarise_view
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
-from mmcl._utils import check_number
 from mmcl.proofs.assumptions import N_SNR2_MULTI_MIN, N_SNR2_SINGLE_MAX
-from mmcl.proofs.predictions import C_MU_THRESHOLD, stage1_race
+from mmcl.proofs.predictions import C_MU_THRESHOLD
 
 __all__ = ["plot_phase_diagram", "outline_cells", "plot_t1_ratio", "plot_n_snr", "plot_n_snr_collapse", "plot_cmu",
-           "plot_d_n", "plot_aug_tau", "plot_denoised_view", "plot_t1_studies", "study_table", "t1_tables",
-           "race_config", "race_boundary", "race_overlay", "FIGURES"]
+           "plot_d_n", "plot_aug_tau", "plot_denoised_view", "plot_t1_studies", "FIGURES"]
+
+LABEL = "sec-phase-diagrams"
+CHAPTER = "09_phase_diagrams"
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,6 +183,14 @@ def plot_t1_ratio(tables: Mapping[str, SweepTable], *, band: Tuple[float, float]
 # --------------------------------------------------------------------------------------------
 # The chapter's figures
 # --------------------------------------------------------------------------------------------
+def _check_overlay(overlay):
+    if overlay is None:
+        return None
+    if not isinstance(overlay, Mapping) or not all(m in MODES and isinstance(b, Mapping) for m, b in overlay.items()):
+        raise ValueError(f"overlay must map modes {MODES} to {{n: boundary}}, got {overlay!r}")
+    return overlay
+
+
 def plot_n_snr(pg: PhaseGrid, paper_cell: Tuple[Any, Any] = (100, 0.112)):
     """Phase diagram over ``n`` and the SNR (the ``"n_snr"`` study) with the curves
     ``n SNR^2 = 0.5, 1.25, 2.5`` of Assumption 4.1(6) and Figure 1's cell ``paper_cell``
@@ -209,8 +219,9 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
     (left) and their gap (right), one marker per ``n``; the appendix's window
     ``N_SNR2_MULTI_MIN <= n SNR^2 <= N_SNR2_SINGLE_MAX`` (:mod:`mmcl.proofs.assumptions`) shaded.
 
-    ``overlay``: the predicted race boundaries ``{mode: {n: n SNR^2}}`` (:func:`race_overlay` of the
-    ``"n_snr"`` study), drawn as dashed vertical lines in the mode's colour, one per ``n``."""
+    ``overlay``: the predicted race boundaries ``{mode: {n: n SNR^2}}``
+    (:func:`~mmcl.experiments.phase_diagrams.race_overlay` of the ``"n_snr"`` study), drawn as dashed
+    vertical lines in the mode's colour, one per ``n``."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
@@ -251,8 +262,9 @@ def plot_cmu(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]]
     """Phase diagram over ``n`` and ``C_mu`` (the ``"cmu"`` study), with the paper's
     ``C_mu = 2.66`` (Assumption 4.1(7)) and ``C_mu = 1`` marked on the accuracy panels.
 
-    ``overlay``: the predicted race boundary ``{"multi": {n: C_mu}}`` (:func:`race_overlay` of the
-    ``"cmu"`` study), drawn on every panel as a curve through the grid's ``n``."""
+    ``overlay``: the predicted race boundary ``{"multi": {n: C_mu}}``
+    (:func:`~mmcl.experiments.phase_diagrams.race_overlay` of the ``"cmu"`` study), drawn on every panel as a
+    curve through the grid's ``n``."""
     overlay = _check_overlay(overlay)
     with style():
         fig, axes = plot_phase_diagram(pg, xlabel="training samples $n$", ylabel=r"$C_\mu = \|\tilde\mu\|/\|\mu\|$",
@@ -363,92 +375,16 @@ def plot_denoised_view(view: ViewSummary, cmu: SweepTable, n: int = 100):
 
 def plot_t1_studies(tables: Mapping[str, SweepTable], n_epochs: int = 200):
     """Measured ``T1`` over the formula of Lemma 5.2 / 5.4 for every run of the labelled tables
-    (:func:`t1_tables`), with the band of a factor 3 and the ``n_epochs`` trained marked."""
+    (:func:`~mmcl.experiments.phase_diagrams.t1_tables`), with the band of a factor 3 and the
+    ``n_epochs`` trained marked."""
     with style():
         fig, _ = plot_t1_ratio(tables, band=(1 / 3, 3.0), n_epochs=n_epochs)
     return fig
 
 
 # --------------------------------------------------------------------------------------------
-# The computations the figures share, and the registry
+# The registry: each figure computes through mmcl.experiments.phase_diagrams, then draws
 # --------------------------------------------------------------------------------------------
-# The labels of the four phase-diagram studies in the T1 figure, in the chapter's order (TeX for matplotlib:
-# private, so that the API page does not print its raw TeX).
-_T1_LABELS = {"n_snr": r"$n \times$ SNR", "cmu": r"$C_\mu$", "d_n": r"$d \times n$",
-             "aug_tau": r"$\sigma_\epsilon \times \tau$"}
-
-
-@functools.lru_cache(maxsize=32)
-def study_table(name: str, size: str = "default", device: str = "cpu") -> SweepTable:
-    """The table of the chapter's study ``name`` at ``size``
-    (:func:`mmcl.experiments.sweep.studies.run_study`), computed once per ``(name, size, device)``."""
-    return run_study(name, size, device)
-
-
-def t1_tables(size: str = "default", device: str = "cpu") -> Dict[str, SweepTable]:
-    """The tables of the four phase-diagram studies, by their label in the ``T1`` figure."""
-    return {label: study_table(name, size, device) for name, label in _T1_LABELS.items()}
-
-
-def _check_overlay(overlay):
-    if overlay is None:
-        return None
-    if not isinstance(overlay, Mapping) or not all(m in MODES and isinstance(b, Mapping) for m, b in overlay.items()):
-        raise ValueError(f"overlay must map modes {MODES} to {{n: boundary}}, got {overlay!r}")
-    return overlay
-
-
-#: The variable whose race boundary :func:`race_boundary` solves for, per study.
-_RACE_VARIABLE = {"n_snr": "n_snr2", "cmu": "c_mu"}
-_RACE_BRACKET = (0.05, 20.0)
-
-
-def race_config(study: str, n: int, value: float, size: str = "default"):
-    """The config of the study's grid point at sample size ``n`` with its race variable at
-    ``value``: ``n SNR^2`` for ``"n_snr"`` (the SNR set from it, ``C_mu`` as in the grid),
-    ``C_mu`` for ``"cmu"`` (``n SNR^2`` as in the grid); every other parameter as
-    :func:`mmcl.experiments.sweep.studies.study_grid` gives it (e.g. ``M = ceil(0.9 n/2)``)."""
-    if study not in _RACE_VARIABLE:
-        raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
-    grid = {k: v for k, v in study_grid(study, size).items() if k not in ("snr", "n_snr2")}
-    if study == "cmu":
-        grid["n_snr2"] = study_grid(study, size)["n_snr2"]
-    grid.update(n=[n], **{_RACE_VARIABLE[study]: [value]})
-    return expand_grid(grid, [0], "single", study_base(size))[0].cfg
-
-
-def race_boundary(study: str, n: int, mode: str, size: str = "default", *, tol: float = 1e-6) -> float:
-    """The value of the study's race variable (:func:`race_config`) at which the winner of
-    :func:`mmcl.proofs.predictions.stage1_race` switches from the noise to the signal, at sample
-    size ``n``: bisection on the log of the variable within ``(0.05, 20)``, cut where the signal
-    rate would reach 0.9 (the linear stage needs rates below 1); ``nan`` if the winner does not
-    switch there (single-modal learning in the ``"cmu"`` study, which never sees ``C_mu``)."""
-    check_number("tol", tol, 0, 0.1, low_closed=False)
-
-    def race(v):
-        return stage1_race(race_config(study, n, v, size), mode)
-
-    lo, hi = _RACE_BRACKET
-    hi = min(hi, lo * 0.9 / race(lo).signal_rate)  # the signal rate is linear in the variable
-    if hi <= lo or race(lo).winner == "signal" or race(hi).winner == "noise":
-        return float("nan")
-    while math.log(hi / lo) > tol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if race(mid).winner == "signal" else (mid, hi)
-    return math.sqrt(lo * hi)
-
-
-def race_overlay(study: str, size: str = "default") -> Dict[str, Dict[int, float]]:
-    """The predicted race boundaries on the grid of ``study`` (``"n_snr"`` or ``"cmu"``) at
-    ``size``: ``{mode: {n: boundary}}`` over the grid's ``n`` (:func:`race_boundary`), for both
-    modes in ``"n_snr"`` and for the multi-modal mode in ``"cmu"``; what :func:`plot_n_snr_collapse`
-    and :func:`plot_cmu` take as ``overlay``."""
-    if study not in _RACE_VARIABLE:
-        raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
-    modes = MODES if study == "n_snr" else ("multi",)
-    return {mode: {n: race_boundary(study, n, mode, size) for n in study_grid(study, size)["n"]} for mode in modes}
-
-
 def _n_snr_grid(size, device):
     return phase_grid(study_table("n_snr", size, device), "n", "snr")
 
@@ -476,7 +412,7 @@ def _make_d_n(size, device):
 
 
 def _make_aug(size, device):
-    base = study_base(size)
+    base = config(size)
     return plot_aug_tau(*_aug_grids(size, device), sigma_xi=base.sigma_xi, n_epochs=base.n_epochs)
 
 
@@ -485,30 +421,29 @@ def _make_view(size, device):
 
 
 def _make_t1(size, device):
-    return plot_t1_studies(t1_tables(size, device), study_base(size).n_epochs)
+    return plot_t1_studies(t1_tables(size, device), config(size).n_epochs)
 
 
-_CHAPTER, _LABEL = "09_phase_diagrams", "sec-phase-diagrams"
 FIGURES = [
     FigureSpec("phase-n-snr", "Phase diagram over the number of samples n and the SNR (d = 2000, C_μ = 3): OOD "
                "accuracy (adapt head) of single- and multi-modal learning and their gap, with the curves "
-               "n·SNR² = 0.5, 1.25, 2.5 of Assumption 4.1(6) and Figure 1's cell outlined", _CHAPTER, _LABEL,
+               "n·SNR² = 0.5, 1.25, 2.5 of Assumption 4.1(6) and Figure 1's cell outlined", CHAPTER, LABEL,
                _make_n_snr),
     FigureSpec("phase-n-snr-collapse", "The same cells against n·SNR²: OOD accuracy of both methods and their gap "
                "fall on one curve per method for every n; the appendix's window 1.7 ≤ n·SNR² ≤ 1.8 shaded",
-               _CHAPTER, _LABEL, _make_collapse),
+               CHAPTER, LABEL, _make_collapse),
     FigureSpec("phase-cmu", "Phase diagram over n and C_μ = ‖μ̃‖/‖μ‖ from 0.5 to 5 at n·SNR² = 1.25: the "
-               "multi-modal advantage begins between C_μ = 1 and 2, below the paper's 2.66 (marked)", _CHAPTER,
-               _LABEL, _make_cmu),
+               "multi-modal advantage begins between C_μ = 1 and 2, below the paper's 2.66 (marked)", CHAPTER,
+               LABEL, _make_cmu),
     FigureSpec("phase-d-n", "Phase diagram over the patch dimension d = d̃ and n at n·SNR² = 1.25, C_μ = 3, with "
                "the lines d = n and d = n²; hatched: cells where the untrained features already reach 0.75 OOD "
-               "accuracy", _CHAPTER, _LABEL, _make_d_n),
+               "accuracy", CHAPTER, LABEL, _make_d_n),
     FigureSpec("phase-aug-tau", "Phase diagram over the temperature τ and the augmentation strength σ_ε (Figure 1 "
-               "setting); hatched: a loss still ≥ 1 after 200 epochs", _CHAPTER, _LABEL, _make_aug),
+               "setting); hatched: a loss still ≥ 1 after 200 epochs", CHAPTER, LABEL, _make_aug),
     FigureSpec("phase-denoised-view", "The rebuttal's suggestion: single-modal learning with a positive view whose "
                "noise patch is shrunk by λ, against multi-modal learning; right: accuracy against the positive's "
-               "SNR gain (1/λ for the view, C_μ for the second modality)", _CHAPTER, _LABEL, _make_view),
+               "SNR gain (1/λ for the view, C_μ for the second modality)", CHAPTER, LABEL, _make_view),
     FigureSpec("phase-t1-ratio", "Measured T₁ (first step with min_i max_r ρ_{r,i} ≥ 1, resp. max_r γ_r ≥ 1) "
-               "over the formula of Lemma 5.2 / 5.4, every run of the four sweeps; band: within a factor 3", _CHAPTER,
-               _LABEL, _make_t1),
+               "over the formula of Lemma 5.2 / 5.4, every run of the four sweeps; band: within a factor 3", CHAPTER,
+               LABEL, _make_t1),
 ]

@@ -1,93 +1,30 @@
-"""Figures of the chapter "Inside the theorems' regime" (``book/12_theorems_regime.md``).
+"""Figures of the chapter "Inside the theorems' regime" (``book/12_theorems_regime.md``): drawing only.
 
-The computations are those of :mod:`mmcl.experiments.theorems_regime`: the conditions of
-Assumption 4.1 along the scaling (:func:`~mmcl.experiments.theorems_regime.conditions_by_n`), the
-sweep over ``n`` (:func:`~mmcl.experiments.theorems_regime.run_regime_sweep`), the control at the
-dimension Lemma B.2 asks, and the stage chapters' verdicts re-taken
-(:func:`~mmcl.experiments.theorems_regime.revisit_verdicts`).  This module holds the chapter's
-sizes per figure size (:data:`SWEEP_SEEDS`, :data:`VERDICT_SEEDS`, :data:`CHAIN_SIZES`,
-:data:`CONTROL_SEEDS`), runs them (cached per ``(size, device)``), draws the three figures and
-registers them.
+The runs are those of the chapter's experiment (:mod:`mmcl.experiments.theorems_regime.chapter`,
+re-exported by :mod:`mmcl.experiments.theorems_regime`): the conditions of Assumption 4.1 along
+the scaling (:func:`~mmcl.experiments.theorems_regime.regime_conditions`), the sweep over ``n``
+(:func:`~mmcl.experiments.theorems_regime.regime_sweep`), the control at the dimension Lemma B.2
+asks (:func:`~mmcl.experiments.theorems_regime.regime_control`) and the stage chapters' verdicts
+re-taken (:func:`~mmcl.experiments.theorems_regime.regime_verdicts`), each cached per
+``(size, device)``.  This module draws the three figures and registers them:
+
+* :func:`draw_conditions` -- every explicit condition of Assumption 4.1 at every ``n``;
+* :func:`draw_scaling` -- the sweep over ``n``, with fitted log-log slopes;
+* :func:`draw_verdicts` -- the stage chapters' verdicts against ``n``.
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import replace
-from typing import Dict, Mapping
+from typing import Mapping
 
 from mmcl.experiments import theorems_regime as tr
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
 
-__all__ = ["SWEEP_SEEDS", "VERDICT_SEEDS", "CHAIN_SIZES", "CONTROL_SEEDS", "SCALING", "CONTROL_SCALING",
-           "regime_sweep", "regime_verdicts", "regime_control", "regime_conditions", "draw_conditions",
-           "draw_scaling", "draw_verdicts", "FIGURES"]
+__all__ = ["draw_conditions", "draw_scaling", "draw_verdicts", "FIGURES"]
 
-#: The chapter's scaling, ``d = n^2 log(6 n^2/delta)`` (see :class:`~mmcl.experiments.theorems_regime.RegimeScaling`).
-SCALING = tr.RegimeScaling()
-#: The control's scaling, with ``d`` raised to what Lemma B.2 asks (``d_rule="b2"``).
-CONTROL_SCALING = tr.RegimeScaling(d_rule="b2")
-
-#: Seeds at each ``n`` of the sweep, per size (fewer at the largest ``n``, where a run costs most).
-SWEEP_SEEDS: Dict[str, Dict[int, int]] = {
-    "tiny": {20: 2, 40: 2, 60: 2},
-    "default": {100: 10, 178: 10, 316: 10, 562: 4, 1000: 2},
-    "full": {100: 20, 178: 20, 316: 20, 562: 20, 1000: 10, 1778: 5, 3162: 3},
-}
-#: Seeds at each ``n`` of the verdicts of chapters 3 to 5, per size (every-step runs with loss derivatives).
-VERDICT_SEEDS: Dict[str, Dict[int, int]] = {
-    "tiny": {20: 1, 40: 1},
-    "default": {100: 3, 178: 3, 316: 3},
-    "full": {100: 10, 178: 10, 316: 5, 562: 3, 1000: 2},
-}
-#: The ``n`` at which the comparator chain of chapter 4 is evaluated, per size (its memory is ``O(T n^2 m)`` a seed).
-CHAIN_SIZES: Dict[str, tuple] = {"tiny": (20,), "default": (100, 178), "full": (100, 178, 316)}
-#: Seeds at each ``n`` of the control at Lemma B.2's dimension, per size (span draws take it up to ``n = 316``).
-CONTROL_SEEDS: Dict[str, Dict[int, int]] = {
-    "tiny": {20: 1, 40: 1},
-    "default": {100: 3, 316: 3},
-    "full": {100: 10, 178: 10, 316: 10},
-}
-_CHAPTER, _LABEL = "12_theorems_regime", "sec-theorems-regime"
-_TINY_EPOCHS = 150  # "tiny" also stops after 150 steps: past the formula T1 at these n (133 at n = 20), as the verdicts need
-
-
-def _scaling(size: str, base: tr.RegimeScaling) -> tr.RegimeScaling:
-    return replace(base, n_epochs=_TINY_EPOCHS) if size == "tiny" else base
-
-
-def _size(size: str) -> str:
-    if size not in SWEEP_SEEDS:
-        raise ValueError(f"size={size!r} is unknown; valid: {', '.join(map(repr, SWEEP_SEEDS))}")
-    return size
-
-
-@functools.lru_cache(maxsize=3)
-def regime_sweep(size: str = "default", device: str = "cpu") -> tr.RegimeSweep:
-    """The chapter's sweep over ``n`` at :data:`SCALING` with :data:`SWEEP_SEEDS` (cached)."""
-    seeds = SWEEP_SEEDS[_size(size)]
-    return tr.run_regime_sweep(sorted(seeds), seeds, _scaling(size, SCALING), device=device)
-
-
-@functools.lru_cache(maxsize=3)
-def regime_control(size: str = "default", device: str = "cpu") -> tr.RegimeSweep:
-    """The same sweep at :data:`CONTROL_SCALING` (``d`` as Lemma B.2 asks) at :data:`CONTROL_SEEDS` (cached)."""
-    seeds = CONTROL_SEEDS[_size(size)]
-    return tr.run_regime_sweep(sorted(seeds), seeds, _scaling(size, CONTROL_SCALING), device=device)
-
-
-@functools.lru_cache(maxsize=3)
-def regime_verdicts(size: str = "default", device: str = "cpu") -> Dict[int, tr.SizeVerdicts]:
-    """The verdicts of chapters 3-5 at :data:`VERDICT_SEEDS` (chain at :data:`CHAIN_SIZES`, cached)."""
-    seeds = VERDICT_SEEDS[_size(size)]
-    return tr.revisit_verdicts(sorted(seeds), seeds, _scaling(size, SCALING), chain_sizes=CHAIN_SIZES[size],
-                               device=device)
-
-
-def regime_conditions(size: str = "default") -> dict:
-    """:func:`~mmcl.experiments.theorems_regime.conditions_by_n` at the sweep's sizes (``delta = 0.1``)."""
-    return tr.conditions_by_n(sorted(SWEEP_SEEDS[_size(size)]), _scaling(size, SCALING))
+LABEL = "sec-theorems-regime"
+CHAPTER = "12_theorems_regime"
 
 
 # --------------------------------------------------------------------------------------------
@@ -266,13 +203,13 @@ def draw_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
 FIGURES = [
     FigureSpec("regime-conditions", "Assumption 4.1's explicit conditions along the scaling d = n² log(6n²/δ), "
                "σ₀ at 0.9 of condition (3a), n·SNR² = 1.75, C_μ = 3, η = 0.2 n/d: which hold at each n",
-               _CHAPTER, _LABEL, lambda size, device: draw_conditions(regime_conditions(size))),
+               CHAPTER, LABEL, lambda size, device: draw_conditions(tr.regime_conditions(size))),
     FigureSpec("regime-scaling", "Inside the regime, as n grows: signal learning, noise memorisation, the end of "
                "stage 1 against Lemmas 5.2/5.4, the training losses, the OOD errors and the best feature's OOD "
-               "signal-to-noise ratio, single- vs multi-modal, with fitted log-log slopes", _CHAPTER, _LABEL,
-               lambda size, device: draw_scaling(regime_sweep(size, device))),
+               "signal-to-noise ratio, single- vs multi-modal, with fitted log-log slopes", CHAPTER, LABEL,
+               lambda size, device: draw_scaling(tr.regime_sweep(size, device))),
     FigureSpec("regime-verdicts", "The verdicts of the stage chapters re-taken inside the regime: Lemma 5.2's rate, "
                "the sign sets of Lemmas C.3/C.7, the comparator of Lemmas C.16/C.17, the band of Lemma D.1, "
-               "Lemma D.9's cases, Lemma D.4's bound and Lemma 5.4's noise half, against n", _CHAPTER, _LABEL,
-               lambda size, device: draw_verdicts(regime_verdicts(size, device))),
+               "Lemma D.9's cases, Lemma D.4's bound and Lemma 5.4's noise half, against n", CHAPTER, LABEL,
+               lambda size, device: draw_verdicts(tr.regime_verdicts(size, device))),
 ]

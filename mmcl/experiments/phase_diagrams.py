@@ -1,0 +1,120 @@
+"""The experiment of the chapter "Phase diagrams" (``book/09_phase_diagrams.md``): its sizes, its
+base configuration, its cached runs and the closed-form race's boundaries on its grids.  The
+studies themselves (grids, seeds, options per size) are defined in
+:mod:`mmcl.experiments.sweep.studies`; the drawings are in :mod:`mmcl.figures.phase_diagrams`.
+
+* :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
+  (:class:`~mmcl.experiments.sweep.studies.StudySizes`, one per size in :data:`BY_SIZE`);
+* :func:`config` -- the configuration every study starts from (Figure 1's setting, 500 fresh
+  OOD samples); :func:`study_seeds` and :func:`study_grid` -- a study's seeds and grid;
+* :func:`study_table` -- a study's table, computed once per ``(study, size, device)`` (the
+  figures and the chapter share it), and :func:`t1_tables` -- the four phase-diagram studies by
+  their label in the ``T1`` figure; :func:`run_agreement` -- the engines checked against each
+  other on a sample of the ``n x SNR`` grid; :func:`summarise_view` -- the denoised-view study's
+  seed means;
+* the closed-form race of stage 1 (:func:`mmcl.proofs.predictions.stage1_race`) on the studies'
+  grids: :func:`race_config` (a grid point with the race variable set), :func:`race_boundary`
+  (the variable's value where the winner switches, by bisection) and :func:`race_overlay` (the
+  boundaries over a grid's ``n``, which the collapse and ``C_mu`` figures draw).
+
+Public: every name in ``__all__``.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Dict
+
+from mmcl._utils import check_number
+from mmcl.experiments.sweep.grid import expand_grid
+from mmcl.experiments.sweep.studies import (BY_SIZE, MODES, STUDIES, StudySizes, ViewSummary, run_agreement, run_study,
+                                            sizes, study_base, study_grid, study_seeds, summarise_view)
+from mmcl.experiments.sweep.table import SweepTable
+from mmcl.model.config import SyntheticConfig
+from mmcl.proofs.predictions import stage1_race
+
+__all__ = ["StudySizes", "BY_SIZE", "sizes", "config", "MODES", "STUDIES", "study_seeds", "study_grid", "study_table",
+           "t1_tables", "run_agreement", "ViewSummary", "summarise_view", "race_config", "race_boundary",
+           "race_overlay"]
+
+
+def config(size: str = "default") -> SyntheticConfig:
+    """The configuration every study starts from (:func:`~mmcl.experiments.sweep.studies.study_base`):
+    Figure 1's setting (Sec. 6) scored on 500 fresh OOD samples; ``"tiny"`` trains 20 epochs."""
+    return study_base(size)
+
+
+# --------------------------------------------------------------------------------------------
+# The runs the figures and the chapter share
+# --------------------------------------------------------------------------------------------
+# The labels of the four phase-diagram studies in the T1 figure, in the chapter's order (TeX for matplotlib:
+# private, so that the API page does not print its raw TeX).
+_T1_LABELS = {"n_snr": r"$n \times$ SNR", "cmu": r"$C_\mu$", "d_n": r"$d \times n$",
+              "aug_tau": r"$\sigma_\epsilon \times \tau$"}
+
+
+@functools.lru_cache(maxsize=32)
+def study_table(name: str, size: str = "default", device: str = "cpu") -> SweepTable:
+    """The table of the chapter's study ``name`` at ``size``
+    (:func:`mmcl.experiments.sweep.studies.run_study`), computed once per ``(name, size, device)``."""
+    return run_study(name, size, device)
+
+
+def t1_tables(size: str = "default", device: str = "cpu") -> Dict[str, SweepTable]:
+    """The tables of the four phase-diagram studies, by their label in the ``T1`` figure."""
+    return {label: study_table(name, size, device) for name, label in _T1_LABELS.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# The closed-form race of stage 1 on the studies' grids
+# --------------------------------------------------------------------------------------------
+#: The variable whose race boundary :func:`race_boundary` solves for, per study.
+_RACE_VARIABLE = {"n_snr": "n_snr2", "cmu": "c_mu"}
+_RACE_BRACKET = (0.05, 20.0)
+
+
+def race_config(study: str, n: int, value: float, size: str = "default") -> SyntheticConfig:
+    """The config of the study's grid point at sample size ``n`` with its race variable at
+    ``value``: ``n SNR^2`` for ``"n_snr"`` (the SNR set from it, ``C_mu`` as in the grid),
+    ``C_mu`` for ``"cmu"`` (``n SNR^2`` as in the grid); every other parameter as
+    :func:`mmcl.experiments.sweep.studies.study_grid` gives it (e.g. ``M = ceil(0.9 n/2)``)."""
+    if study not in _RACE_VARIABLE:
+        raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
+    grid = {k: v for k, v in study_grid(study, size).items() if k not in ("snr", "n_snr2")}
+    if study == "cmu":
+        grid["n_snr2"] = study_grid(study, size)["n_snr2"]
+    grid.update(n=[n], **{_RACE_VARIABLE[study]: [value]})
+    return expand_grid(grid, [0], "single", study_base(size))[0].cfg
+
+
+def race_boundary(study: str, n: int, mode: str, size: str = "default", *, tol: float = 1e-6) -> float:
+    """The value of the study's race variable (:func:`race_config`) at which the winner of
+    :func:`mmcl.proofs.predictions.stage1_race` switches from the noise to the signal, at sample
+    size ``n``: bisection on the log of the variable within ``(0.05, 20)``, cut where the signal
+    rate would reach 0.9 (the linear stage needs rates below 1); ``nan`` if the winner does not
+    switch there (single-modal learning in the ``"cmu"`` study, which never sees ``C_mu``)."""
+    check_number("tol", tol, 0, 0.1, low_closed=False)
+
+    def race(v):
+        return stage1_race(race_config(study, n, v, size), mode)
+
+    lo, hi = _RACE_BRACKET
+    hi = min(hi, lo * 0.9 / race(lo).signal_rate)  # the signal rate is linear in the variable
+    if hi <= lo or race(lo).winner == "signal" or race(hi).winner == "noise":
+        return float("nan")
+    while math.log(hi / lo) > tol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if race(mid).winner == "signal" else (mid, hi)
+    return math.sqrt(lo * hi)
+
+
+def race_overlay(study: str, size: str = "default") -> Dict[str, Dict[int, float]]:
+    """The predicted race boundaries on the grid of ``study`` (``"n_snr"`` or ``"cmu"``) at
+    ``size``: ``{mode: {n: boundary}}`` over the grid's ``n`` (:func:`race_boundary`), for both
+    modes in ``"n_snr"`` and for the multi-modal mode in ``"cmu"``; what
+    :func:`mmcl.figures.phase_diagrams.plot_n_snr_collapse` and
+    :func:`mmcl.figures.phase_diagrams.plot_cmu` take as ``overlay``."""
+    if study not in _RACE_VARIABLE:
+        raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
+    modes = MODES if study == "n_snr" else ("multi",)
+    return {mode: {n: race_boundary(study, n, mode, size) for n in study_grid(study, size)["n"]} for mode in modes}
