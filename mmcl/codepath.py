@@ -23,8 +23,8 @@ from typing import Dict, Optional
 
 __all__ = ["CODE_PATHS", "ENV_VARS", "current", "alternative", "environment", "add_parser"]
 
-#: The environment variables that select a code path, per path name: ATen's dispatch
-#: (``ATEN_CPU_CAPABILITY``), oneDNN's instruction-set ceiling and MKL's.
+#: For each code path, the environment variables that select it (ATen's dispatch
+#: ``ATEN_CPU_CAPABILITY``, oneDNN's instruction-set ceiling and MKL's).
 CODE_PATHS: Dict[str, Dict[str, str]] = {
     "avx512": {"ATEN_CPU_CAPABILITY": "avx512", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE",
                "MKL_ENABLE_INSTRUCTIONS": "AVX512"},
