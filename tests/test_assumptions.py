@@ -68,6 +68,31 @@ def test_lemma_b2_probability_matches_monte_carlo():
     assert abs(freq - p) < 5 * se
 
 
+def test_lemma_b2_log10_probability_is_mpmaths_40_digit_value():
+    """``log10=True``: ``m log10 erfc(x)`` where float64 rounds the probability to 0, equal to the float
+    of mpmath's 40-digit value (what the assumptions chapter computed before it called the library)."""
+    mpmath = pytest.importorskip("mpmath")
+    cfg = mmcl.SyntheticConfig()
+    margin = A.lemma_b2_margin(cfg, 0.1)
+    with mpmath.workdps(40):
+        ref = float(cfg.m * mpmath.log10(mpmath.erfc(margin / (math.sqrt(2) * cfg.sigma0 * cfg.mu_norm))))
+        assert A.lemma_b2_probability(cfg, 0.1) == 0.0  # underflows ...
+        assert A.lemma_b2_probability(cfg, 0.1, log10=True) == ref  # ... its logarithm does not
+        assert -2e8 < ref < -1e8
+        for x in (20.0, 20.5, 57.3, 2828.4, 1e4, 3.3e6):  # the 40-digit branch: the same float
+            for m in (1, 50):
+                assert A._log10_erfc_power(x, m) == float(m * mpmath.log10(mpmath.erfc(x)))
+        for x in (0.0, 1e-9, 0.3, 0.5, 2.0, 19.9):  # the float64 branch: float64's accuracy
+            assert A._log10_erfc_power(x, 7) == pytest.approx(float(7 * mpmath.log10(mpmath.erfc(x))), rel=1e-14,
+                                                              abs=1e-300)
+    # where it does not underflow, it is the logarithm of the probability
+    small = mmcl.SyntheticConfig(n=10, m=5, M=5, d=3_600_000, d_tilde=2000, sigma0=0.01)
+    assert A.lemma_b2_probability(small, 0.1, log10=True) == pytest.approx(
+        math.log10(A.lemma_b2_probability(small, 0.1)), rel=1e-13)
+    with pytest.raises(ValueError, match="x must be >= 0"):
+        A._log10_erfc_power(-1.0, 3)
+
+
 def test_c_mu_threshold_reproduces_the_papers_266():
     assert math.ceil(A.c_mu_threshold(A.N_SNR2_MULTI_MIN) * 100) / 100 == A.C_MU_PAPER
     # and it scales like 1/(n SNR^2)

@@ -8,7 +8,7 @@ import torch
 import mmcl
 from mmcl.downstream.evaluation import evaluate_all
 from mmcl.experiments.figure1 import final_metrics, one_at_a_time
-from mmcl.figures import assumptions as F
+from mmcl.experiments import assumptions as ex
 from mmcl.proofs import assumptions as A
 
 CFG = mmcl.SyntheticConfig(d=300, d_tilde=250, n=24, m=10, M=10, n_epochs=30, n_test=60, n_heldout=200)
@@ -39,7 +39,7 @@ def test_vacuous_point_rejects_bad_input():
 
 
 def test_anticoncentration_curves():
-    cur = F.anticoncentration_curves(101, 3.0)
+    cur = ex.anticoncentration_curves(101, 3.0)
     assert cur.r.shape == (100,) and cur.r[0] > 0 and cur.r[-1].item() == pytest.approx(3.0)
     torch.testing.assert_close(cur.printed, 2 * cur.corrected)
     assert bool((cur.corrected >= cur.exact).all())  # a valid upper bound ...
@@ -47,9 +47,9 @@ def test_anticoncentration_curves():
     # the printed bound exceeds 1 exactly beyond vacuous_from
     torch.testing.assert_close(cur.printed > 1, cur.r > cur.vacuous_from)
     with pytest.raises(ValueError, match="n_points"):
-        F.anticoncentration_curves(1)
+        ex.anticoncentration_curves(1)
     with pytest.raises(ValueError, match="r_max"):
-        F.anticoncentration_curves(10, -1.0)
+        ex.anticoncentration_curves(10, -1.0)
 
 
 def test_final_metrics_agrees_with_unbatched_runs():
@@ -83,8 +83,18 @@ def test_c_mu_sweep_sets_the_second_modality_signal():
 
 
 def test_sizes_default_is_what_the_chapter_computed():
-    assert F.config("default") == mmcl.SyntheticConfig() == F.config("full")
-    assert F.SEEDS["default"] == 3 and F.SEEDS["full"] == 10
-    assert F.C_MUS["default"] == [0.5, 1.0, 1.5, 2.0, 2.66, 3.0, 4.0, 6.0]
-    conds = F.conditions_result("tiny")
+    assert ex.config("default") == mmcl.SyntheticConfig() == ex.config("full")
+    assert ex.sizes("default").seeds == 3 and ex.sizes("full").seeds == 10
+    assert list(ex.sizes("default").c_mus) == [0.5, 1.0, 1.5, 2.0, 2.66, 3.0, 4.0, 6.0]
+    conds = ex.conditions_result("tiny")
     assert [c.key for c in conds] == [c.key for c in A.check_assumption41(mmcl.SyntheticConfig())]
+
+
+def test_sizes():
+    assert set(ex.BY_SIZE) == {"tiny", "default", "full"}
+    assert ex.sizes("tiny").seeds < ex.sizes("default").seeds and len(ex.sizes("tiny").c_mus) < 8
+    assert list(ex.sizes("full").c_mus) == list(ex.sizes("default").c_mus)
+    # tiny: what the tests draw, 20 epochs in d = d~ = 500, scored on 200 held-out samples
+    assert ex.config("tiny") == mmcl.SyntheticConfig().replace(n_epochs=20, d=500, d_tilde=500, n_heldout=200)
+    with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
+        ex.config("medium")

@@ -8,6 +8,7 @@ import torch
 
 from mmcl.cli import main
 from mmcl.experiments import coloredmnist as cm
+from mmcl.experiments.coloredmnist import chapter as experiment
 from mmcl.experiments.coloredmnist import runs as runs_mod
 from mmcl.experiments.coloredmnist.runs import (ABLATIONS, PROBE_L2_GRID, RUNS, RunResult, caption_geometry,
                                                 colour_only_scores, run_one, run_spec)
@@ -24,7 +25,7 @@ SPEC_MULTI = ("RunSpec(method='multi', aug=AugmentConfig(recipe='none', crop_sca
 
 @pytest.fixture(scope="module")
 def tiny_data():
-    return cm.make_colored_mnist(fig_cm.data_config("tiny"), seed=0)
+    return cm.make_colored_mnist(experiment.data_config("tiny"), seed=0)
 
 
 def test_public_names_stay_importable_from_the_package():
@@ -39,17 +40,17 @@ def test_public_names_stay_importable_from_the_package():
 def test_default_size_is_the_chapter_run_and_full_adds_seeds(monkeypatch):
     """``default`` is exactly the chapter's former call ``run_table1(range(1), [*RUNS, *ABLATIONS])``
     at the default configurations (so the same cache keys); ``full`` the same at 3 seeds."""
-    assert fig_cm.data_config("default") == cm.ColoredMNISTConfig() == fig_cm.data_config("full")
-    assert fig_cm.train_config("default") == cm.TrainConfig() == fig_cm.train_config("full")
+    assert experiment.data_config("default") == cm.ColoredMNISTConfig() == experiment.data_config("full")
+    assert experiment.train_config("default") == cm.TrainConfig() == experiment.train_config("full")
     calls = []
-    monkeypatch.setattr(fig_cm, "run_table1", lambda seeds, runs, **kw: calls.append((list(seeds), runs, kw)))
-    fig_cm.table1_result.cache_clear()
+    monkeypatch.setattr(experiment, "run_table1", lambda seeds, runs, **kw: calls.append((list(seeds), runs, kw)))
+    experiment.table1_result.cache_clear()
     try:
-        fig_cm.table1_result("default", "cpu")
-        fig_cm.table1_result("full", "cpu")
-        fig_cm.table1_result("tiny", "cpu")
+        experiment.table1_result("default", "cpu")
+        experiment.table1_result("full", "cpu")
+        experiment.table1_result("tiny", "cpu")
     finally:
-        fig_cm.table1_result.cache_clear()
+        experiment.table1_result.cache_clear()
     (s_d, r_d, kw_d), (s_f, r_f, _), (s_t, r_t, kw_t) = calls
     assert s_d == [0] and s_f == [0, 1, 2] and s_t == [0]
     assert r_d == r_f == [*RUNS, *ABLATIONS] and len(r_d) == 9
@@ -59,7 +60,7 @@ def test_default_size_is_the_chapter_run_and_full_adds_seeds(monkeypatch):
     assert kw_t["data_cfg"].n_images <= 400 and kw_t["train_cfg"].epochs == 1
     assert {run_spec(r).method for r in r_t} == {"multi", "simclr", "supervised"}
     with pytest.raises(ValueError, match="size='huge'"):
-        fig_cm.data_config("huge")
+        experiment.data_config("huge")
 
 
 def test_run_one_cache_key_is_unchanged(monkeypatch):
@@ -188,3 +189,17 @@ def test_cli_names_the_bad_argument(tmp_path, capsys):
         main(["coloredmnist", "--out", str(tmp_path), "--no-progress", "--n-images", "5"])
     assert exc.value.code == 2
     assert "--n-images must be an integer >= 20, got 5" in capsys.readouterr().err
+
+
+def test_sizes_live_in_the_chapter_module_and_the_package_reexports_them():
+    assert set(experiment.BY_SIZE) == {"tiny", "default", "full"}
+    for name in ("ColoredMNISTSizes", "BY_SIZE", "sizes", "data_config", "train_config", "samples_data",
+                 "table1_result"):
+        assert name in cm.__all__ and getattr(cm, name) is getattr(experiment, name)
+    assert experiment.sizes("default").seeds == 1 and experiment.sizes("full").seeds == 3
+    assert experiment.sizes("default").runs is None and len(experiment.sizes("tiny").runs) == 3
+    assert experiment.data_config("tiny").n_images == 400
+    assert (experiment.train_config("tiny").epochs, experiment.train_config("tiny").batch_size) == (1, 64)
+    # the figure module draws only: no size table, no settings, no runs of its own
+    assert not hasattr(fig_cm, "SETTINGS")
+    assert not {"data_config", "train_config", "samples_data", "table1_result"} & set(fig_cm.__all__)

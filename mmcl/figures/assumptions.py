@@ -1,79 +1,36 @@
-"""Figures of the chapter "The assumptions" (``book/07_assumptions.md``): Lemma B.1's
-anti-concentration bound, Assumption 4.1 condition by condition, and what breaking ``C_mu >= 2.66``
-does.
+"""Figures of the chapter "The assumptions" (``book/07_assumptions.md``): drawing only.
 
-The computations are those of :mod:`mmcl.proofs.assumptions` (Lemma B.1, Assumption 4.1,
-:func:`~mmcl.proofs.assumptions.c_mu_threshold`), :func:`mmcl.experiments.figure1.one_at_a_time`
-(the ``C_mu`` sweep) and :func:`mmcl.experiments.figure1.final_metrics` (the single-modal baseline);
-this module holds their sizes (``SEEDS``, ``C_MUS``), caches the runs per ``(size,
-device)`` and draws them (:func:`plot_anticoncentration`, :func:`plot_conditions`, :func:`plot_c_mu`)."""
+The computations are :mod:`mmcl.experiments.assumptions`'s (Lemma B.1's curves, Assumption 4.1's
+conditions, the Figure 1 runs and the ``C_mu`` sweep, at the chapter's sizes), which calls
+:mod:`mmcl.proofs.assumptions` and :mod:`mmcl.experiments.figure1`; this module draws them and
+registers the three figures:
+
+* :func:`plot_anticoncentration` -- Lemma B.1, the exact probability against both bounds;
+* :func:`plot_conditions` -- Assumption 4.1 condition by condition;
+* :func:`plot_c_mu` -- what breaking ``C_mu >= 2.66`` does.
+"""
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
-from typing import Dict, List
+from typing import List
 
 import torch
 
-from mmcl._utils import check_int, check_number
-from mmcl.dynamics import simulate
-from mmcl.dynamics.trajectory import Trajectory
-from mmcl.experiments.figure1 import final_metrics, one_at_a_time
+from mmcl.experiments.assumptions import (AnticoncentrationCurves, CMuSweep, anticoncentration_curves, c_mu_result,
+                                          conditions_result)
 from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, style
-from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.proofs import assumptions as A
 
-__all__ = ["SEEDS", "C_MUS", "DELTA", "config", "AnticoncentrationCurves", "anticoncentration_curves",
-           "Figure1Runs", "figure1_runs", "conditions_result", "CMuSweep", "c_mu_result",
-           "plot_anticoncentration", "plot_conditions", "plot_c_mu", "FIGURES"]
+__all__ = ["plot_anticoncentration", "plot_conditions", "plot_c_mu", "FIGURES"]
 
-# seeds of the Figure 1 runs (leakage, single-modal baseline) and of each C_mu: 3 (10 with MMCL_BOOK_FULL=1)
-SEEDS = {"tiny": 2, "default": 3, "full": 10}
-_C_MUS = [0.5, 1.0, 1.5, 2.0, 2.66, 3.0, 4.0, 6.0]
-C_MUS = {"tiny": [0.5, 2.0, 6.0], "default": _C_MUS, "full": _C_MUS}
-DELTA = 0.1  # our failure probability of the high-probability lemmas (the table of Assumption 4.1)
-
-
-def config(size: str = "default") -> SyntheticConfig:
-    """The Figure 1 setting (``tau=0.1``, ``sigma0=0.01``, ``M=45`` ours);
-    ``tiny`` (for the tests) trains 20 epochs instead of 200 in ``d = d~ = 500`` and scores on 200
-    held-out samples instead of 1000."""
-    cfg = SyntheticConfig()
-    return cfg.replace(n_epochs=20, d=500, d_tilde=500, n_heldout=200) if size == "tiny" else cfg
+LABEL = "sec-assumptions"
+CHAPTER = "07_assumptions"
 
 
 # --------------------------------------------------------------------------------------------
 # Lemma B.1
 # --------------------------------------------------------------------------------------------
-@dataclass
-class AnticoncentrationCurves:
-    """``r = c/sigma`` and, on it, the exact ``P(|x| <= c)``, the corrected bound (``factor=1``) and
-    the printed one (``factor=2``), with ``vacuous_from``, where the printed bound reaches 1."""
-
-    r: torch.Tensor
-    exact: torch.Tensor
-    corrected: torch.Tensor
-    printed: torch.Tensor
-    vacuous_from: float
-
-
-def anticoncentration_curves(n_points: int = 400, r_max: float = 2.5) -> AnticoncentrationCurves:
-    """Lemma B.1 on ``n_points - 1`` values of ``c/sigma`` in ``(0, r_max]``
-    (:func:`~mmcl.proofs.assumptions.anticoncentration_probability`,
-    :func:`~mmcl.proofs.assumptions.anticoncentration_bound`,
-    :func:`~mmcl.proofs.assumptions.anticoncentration_vacuous_from`)."""
-    check_int("n_points", n_points, 2)
-    check_number("r_max", r_max, 0)
-    r = torch.linspace(0, r_max, n_points, dtype=torch.float64)[1:]  # c / sigma
-    return AnticoncentrationCurves(r=r, exact=A.anticoncentration_probability(r, 1.0),
-                                   corrected=A.anticoncentration_bound(r, 1.0, factor=1.0),
-                                   printed=A.anticoncentration_bound(r, 1.0, factor=2.0),
-                                   vacuous_from=A.anticoncentration_vacuous_from(1.0, factor=2.0))
-
-
 def plot_anticoncentration(curves: AnticoncentrationCurves):
     """Left: the exact probability and both bounds; right: each bound over the exact probability.
     Shaded: where the printed bound exceeds 1."""
@@ -108,12 +65,6 @@ def plot_anticoncentration(curves: AnticoncentrationCurves):
 # --------------------------------------------------------------------------------------------
 # Assumption 4.1
 # --------------------------------------------------------------------------------------------
-def conditions_result(size: str = "default", device: str = "cpu") -> List[A.Condition]:
-    """Assumption 4.1 at the Figure 1 settings with ``delta = 0.1``
-    (:func:`~mmcl.proofs.assumptions.check_assumption41`; the same at every size: it is a formula)."""
-    return A.check_assumption41(SyntheticConfig(), A.AssumptionConfig(delta=DELTA))
-
-
 def plot_conditions(conditions: List[A.Condition]):
     """One bar per condition: ``log10`` of the factor by which it holds (blue, > 0) or fails
     (vermilion, < 0), clipped to ``[-10, 3]``."""
@@ -135,60 +86,8 @@ def plot_conditions(conditions: List[A.Condition]):
 
 
 # --------------------------------------------------------------------------------------------
-# The Figure 1 runs, and breaking C_mu >= 2.66
+# Breaking C_mu >= 2.66
 # --------------------------------------------------------------------------------------------
-@dataclass
-class Figure1Runs:
-    """The ``seeds``, their stacked ``data`` and the full trajectories ``runs[mode]`` (every step
-    recorded, exact recursion) at :func:`config`."""
-
-    seeds: List[int]
-    data: SyntheticData
-    runs: Dict[str, Trajectory]
-
-
-@functools.lru_cache(maxsize=2)
-def figure1_runs(size: str = "default", device: str = "cpu") -> Figure1Runs:
-    """Both modes at the Figure 1 settings, the seeds of ``SEEDS``, every step recorded (the
-    chapter measures the leakage of Lemma D.2 on them; the single-modal run is the baseline of the
-    ``C_mu`` sweep)."""
-    cfg, seeds = config(size), list(range(SEEDS[size]))
-    data = SyntheticData.stack([sample_synthetic(cfg, s, device=device) for s in seeds])
-    runs = {mode: simulate(cfg, data, mode, "recursion") for mode in ("single", "multi")}
-    return Figure1Runs(seeds=seeds, data=data, runs=runs)
-
-
-@dataclass
-class CMuSweep:
-    """The multi-modal network at each ``C_mu`` of ``c_mus``: ``sweep[metric]`` a ``(c_mus, seeds)``
-    tensor (metrics of :data:`mmcl.experiments.figure1.SWEEP_METRICS`), ``base`` the single-modal
-    baseline per seed (:func:`mmcl.experiments.figure1.final_metrics`), and the reference values:
-    ``n_snr2`` of the setting, ``c_proof`` (the ``C_mu`` the proof of Lemma 5.4 needs there) and
-    ``c_balance`` (where the proof's exponent reaches one)."""
-
-    c_mus: List[float]
-    seeds: List[int]
-    sweep: Dict[str, torch.Tensor]
-    base: Dict[str, torch.Tensor]
-    n_snr2: float
-    c_proof: float
-    c_balance: float
-
-
-@functools.lru_cache(maxsize=2)
-def c_mu_result(size: str = "default", device: str = "cpu") -> CMuSweep:
-    """``C_mu`` varied over ``C_MUS`` at the Figure 1 settings (multi-modal, one batch,
-    :func:`mmcl.experiments.figure1.one_at_a_time`), against the single-modal network of
-    :func:`figure1_runs` (which does not see ``mu~``)."""
-    cfg, c_mus = config(size), C_MUS[size]
-    runs = figure1_runs(size, device)
-    sweep = one_at_a_time("c_mu", c_mus, runs.seeds, "multi", base=cfg, device=device)["multi"]
-    base = final_metrics(runs.runs["single"], runs.data)
-    n_snr2 = cfg.n_snr2
-    return CMuSweep(c_mus=list(c_mus), seeds=runs.seeds, sweep=sweep, base=base, n_snr2=n_snr2,
-                    c_proof=A.c_mu_threshold(n_snr2), c_balance=A.c_mu_threshold(n_snr2, exponent=1.0, slack=0.0))
-
-
 def plot_c_mu(res: CMuSweep):
     """Left: final OOD accuracy of the multi-modal network against ``C_mu`` (both protocols), the
     single-modal baseline as bands; right: final ``max gamma`` and ``max rho``.  Dotted: the
@@ -242,12 +141,11 @@ def _c_mu(size, device):
     return plot_c_mu(c_mu_result(size, device))
 
 
-_CH, _LABEL = "07_assumptions", "sec-assumptions"
 FIGURES = [
     FigureSpec("ch7-anticoncentration", "Lemma B.1: exact P(|x| ≤ c) against the corrected bound and the bound as "
-               "printed (factor 2), and their ratios", _CH, _LABEL, _anticoncentration),
+               "printed (factor 2), and their ratios", CHAPTER, LABEL, _anticoncentration),
     FigureSpec("ch7-conditions", "Each explicit condition of Assumption 4.1 at the Figure 1 settings (δ = 0.1): "
-               "log₁₀ of the factor by which it holds or fails", _CH, _LABEL, _conditions),
+               "log₁₀ of the factor by which it holds or fails", CHAPTER, LABEL, _conditions),
     FigureSpec("ch7-c-mu", "Breaking C_μ ≥ 2.66: final OOD accuracy, max γ and max ρ of the multi-modal network "
-               "for C_μ from 0.5 to 6 (3 seeds), against the single-modal baseline", _CH, _LABEL, _c_mu),
+               "for C_μ from 0.5 to 6 (3 seeds), against the single-modal baseline", CHAPTER, LABEL, _c_mu),
 ]

@@ -1,83 +1,33 @@
 """Figures of the chapter "ColoredMNIST" (``book/08_coloredmnist.md``): Table 1 of the paper and
-what its gap depends on.
+what its gap depends on, drawing only.
 
-The runs are :func:`mmcl.experiments.coloredmnist.table1.run_table1` over every run of
-:data:`~mmcl.experiments.coloredmnist.runs.RUNS` and
-:data:`~mmcl.experiments.coloredmnist.runs.ABLATIONS`, at the settings of :data:`SETTINGS` per
-size (:func:`table1_result`, shared by three figures); the data shown are
-:func:`mmcl.experiments.coloredmnist.data.make_colored_mnist` at seed 0 (:func:`samples_data`).
+The runs and the data shown are :mod:`mmcl.experiments.coloredmnist.chapter`'s (re-exported by
+:mod:`mmcl.experiments.coloredmnist`): :func:`~mmcl.experiments.coloredmnist.chapter.table1_result`
+(:func:`mmcl.experiments.coloredmnist.table1.run_table1` over the runs of a size, shared by three
+figures) and :func:`~mmcl.experiments.coloredmnist.chapter.samples_data` (the ColoredMNIST of seed 0).
 This module draws them: :func:`plot_samples`, :func:`plot_table1`, :func:`plot_feature_probes`
 and :func:`plot_probe_l2` (each returns ``(fig, paths)``, paths empty unless ``out_dir`` is given),
 and registers the four figures.
 """
 from __future__ import annotations
 
-import functools
-from dataclasses import replace
 from typing import Optional, Sequence
 
 import torch
 
 from mmcl._utils import check_int
-from mmcl.experiments.coloredmnist.data import PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig, make_colored_mnist
-from mmcl.experiments.coloredmnist.runs import ABLATIONS, RUNS
-from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result, run_table1
-from mmcl.experiments.coloredmnist.train import TrainConfig
-from mmcl.figures.registry import SIZES, FigureSpec
+from mmcl.experiments.coloredmnist.chapter import samples_data, table1_result
+from mmcl.experiments.coloredmnist.data import PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig
+from mmcl.experiments.coloredmnist.runs import RUNS
+from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result
+from mmcl.figures.registry import FigureSpec
 from mmcl.figures.theme import COLORS, save_figure, style
 
-__all__ = ["SETTINGS", "LABELS", "RUN_LABELS", "data_config", "train_config", "samples_data", "table1_result",
-           "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2", "FIGURES"]
+__all__ = ["LABELS", "RUN_LABELS", "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2",
+           "FIGURES"]
 
-#: Per size, the number of seeds (``0..N-1``), the runs (None: every run of ``RUNS`` and
-#: ``ABLATIONS``) and the departures from
-#: :class:`~mmcl.experiments.coloredmnist.data.ColoredMNISTConfig` (``"data"``) and
-#: :class:`~mmcl.experiments.coloredmnist.train.TrainConfig` (``"train"``).  ``"default"`` is what
-#: the chapter runs (1 seed, the defaults), ``"full"`` what ``MMCL_BOOK_FULL=1`` runs (3 seeds);
-#: ``"tiny"`` (for the tests) trains three runs, one of each method, on 400 digits (320 for
-#: training) for one epoch of five steps of 64.
-SETTINGS = {
-    "tiny": {"seeds": 1, "runs": ("multi", "single_crop_flip", "supervised"), "data": {"n_images": 400},
-             "train": {"epochs": 1, "batch_size": 64}},
-    "default": {"seeds": 1, "runs": None, "data": {}, "train": {}},
-    "full": {"seeds": 3, "runs": None, "data": {}, "train": {}},
-}
-
-
-def _check_size(size: str) -> None:
-    if size not in SIZES:
-        raise ValueError(f"size={size!r} is unknown; valid: {', '.join(map(repr, SIZES))}")
-
-
-def data_config(size: str = "default") -> ColoredMNISTConfig:
-    """The :class:`~mmcl.experiments.coloredmnist.data.ColoredMNISTConfig` of ``size`` (the
-    defaults, except ``"tiny"``)."""
-    _check_size(size)
-    return replace(ColoredMNISTConfig(), **SETTINGS[size]["data"])
-
-
-def train_config(size: str = "default") -> TrainConfig:
-    """The :class:`~mmcl.experiments.coloredmnist.train.TrainConfig` of ``size`` (the defaults,
-    except ``"tiny"``)."""
-    _check_size(size)
-    return replace(TrainConfig(), **SETTINGS[size]["train"])
-
-
-@functools.lru_cache(maxsize=3)
-def samples_data(size: str = "default") -> ColoredMNIST:
-    """The ColoredMNIST of seed 0 at the data settings of ``size`` (the chapter's first section)."""
-    return make_colored_mnist(data_config(size), seed=0)
-
-
-@functools.lru_cache(maxsize=3)
-def table1_result(size: str = "default", device: str = "cpu") -> Table1Result:
-    """:func:`~mmcl.experiments.coloredmnist.table1.run_table1` of the runs of ``size`` (by
-    default every run of ``RUNS`` and ``ABLATIONS``) at its seeds and settings, each run through the
-    on-disk cache (cached here too: three figures draw the same runs)."""
-    _check_size(size)
-    runs = SETTINGS[size]["runs"]
-    return run_table1(range(SETTINGS[size]["seeds"]), [*RUNS, *ABLATIONS] if runs is None else list(runs),
-                      data_cfg=data_config(size), train_cfg=train_config(size), device=device, progress=False)
+LABEL = "sec-coloredmnist"
+CHAPTER = "08_coloredmnist"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,19 +222,18 @@ def _probe_l2(size, device):
     return plot_probe_l2(table1_result(size, device))[0]
 
 
-_CH, _LABEL = "08_coloredmnist", "sec-coloredmnist"
 FIGURES = [
     FigureSpec("coloredmnist-samples", "ColoredMNIST (Table 1): the first digit of each label in the training split "
                "(colour agrees with the label 77.5 % of the time) and in the test split (colours of paired classes "
-               "swapped), 14 × 14 px", _CH, _LABEL, _samples),
+               "swapped), 14 × 14 px", CHAPTER, LABEL, _samples),
     FigureSpec("table1-coloredmnist", "Table 1 of the paper beside every ColoredMNIST variant: train and "
                "reversed-colour test accuracy of multi-modal (zero-shot, linear probe), SimCLR (crop + flip, + colour "
                "jitter + grayscale), supervised, the shape-only and colour-only references and the ablations",
-               _CH, _LABEL, _table1),
+               CHAPTER, LABEL, _table1),
     FigureSpec("coloredmnist-feature-probes", "What each ColoredMNIST model's features encode: accuracy of a linear "
                "digit probe and a linear colour probe on images re-coloured independently of the digit",
-               _CH, _LABEL, _feature_probes),
+               CHAPTER, LABEL, _feature_probes),
     FigureSpec("coloredmnist-probe-l2", "ColoredMNIST: reversed-colour test accuracy of each model's linear probe "
                "against the probe's L2 penalty, with the multi-modal zero-shot score for reference",
-               _CH, _LABEL, _probe_l2),
+               CHAPTER, LABEL, _probe_l2),
 ]

@@ -1,32 +1,21 @@
-"""Figures of the chapter "Reading guide" (``book/01_reading_guide.md``): the paper's Figure 1.
+"""Figures of the chapter "Reading guide" (``book/01_reading_guide.md``): the paper's Figure 1, drawing only.
 
-The runs are :func:`mmcl.experiments.figure1.run_figure1`; :func:`plot_figure1` draws its four
+The runs are :mod:`mmcl.experiments.reading_guide`'s (:func:`~mmcl.experiments.reading_guide.figure1_result`,
+which calls :func:`mmcl.experiments.figure1.run_figure1`); :func:`plot_figure1` draws its four
 panels (chapter 6 shows the same drawing), and this module registers its two layouts."""
 from __future__ import annotations
 
-import functools
-
 import torch
 
-from mmcl.experiments.figure1 import Figure1Result, run_figure1
+from mmcl.experiments.figure1 import Figure1Result
+from mmcl.experiments.reading_guide import figure1_result
 from mmcl.figures.theme import COLORS, save_figure, style
 from mmcl.figures.registry import FigureSpec
-from mmcl.model.config import SyntheticConfig
 
-__all__ = ["SEEDS", "figure1_result", "plot_figure1", "FIGURES"]
+__all__ = ["plot_figure1", "FIGURES"]
 
-# seeds per size: the chapter shows 5 (20 with MMCL_BOOK_FULL=1); "tiny" is for the tests
-SEEDS = {"tiny": 1, "default": 5, "full": 20}
-
-
-@functools.lru_cache(maxsize=2)
-def figure1_result(size: str = "default", device: str = "cpu"):
-    """Figure 1's runs at the Figure 1 settings, with the seeds of ``size`` (cached: both layouts
-    draw the same runs).  ``tiny`` also shortens training to 20 epochs."""
-    cfg = SyntheticConfig()
-    if size == "tiny":
-        cfg = cfg.replace(n_epochs=20)
-    return run_figure1(cfg, seeds=range(SEEDS[size]), device=device)
+LABEL = "sec-reading-guide"
+CHAPTER = "01_reading_guide"
 
 
 def _band(ax, x, Y, color, label, ls="-"):
@@ -89,7 +78,6 @@ def _row(size, device):
 FIGURES = [
     FigureSpec("fig1-dynamics", "Figure 1 of the paper: training loss, OOD accuracy (adapt and transfer heads), "
                "signal learning max_r γ_r and noise memorisation max_{r,i} ρ_{r,i}, single- vs multi-modal, "
-               "mean ± 1 s.d. over 5 seeds", "01_reading_guide", "sec-reading-guide", _row, shown=False),
-    FigureSpec("fig1-dynamics-grid", "The same four panels as a 2 × 2 grid (for the page)", "01_reading_guide",
-               "sec-reading-guide", _grid),
+               "mean ± 1 s.d. over 5 seeds", CHAPTER, LABEL, _row, shown=False),
+    FigureSpec("fig1-dynamics-grid", "The same four panels as a 2 × 2 grid (for the page)", CHAPTER, LABEL, _grid),
 ]

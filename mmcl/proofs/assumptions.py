@@ -181,13 +181,54 @@ def lemma_b2_min_d(cfg: SyntheticConfig, delta: float, factor: float = 2.0, tild
     return 400 * cfg.n / (cfg.sigma0 * s) * math.sqrt(math.log(6 * cfg.n / delta) / (-math.pi * math.log1p(-q)))
 
 
-def lemma_b2_probability(cfg: SyntheticConfig, delta: float, tilde: bool = False) -> float:
+def lemma_b2_probability(cfg: SyntheticConfig, delta: float, tilde: bool = False, log10: bool = False) -> float:
     """The exact probability of Lemma B.2's conclusion, ``P(|<w_r(0), mu>| >= c for all r)`` =
-    ``erfc(c / (sqrt(2) sigma0 ||mu||))^m`` (the ``m`` neurons are independent)."""
+    ``erfc(c / (sqrt(2) sigma0 ||mu||))^m`` (the ``m`` neurons are independent).
+
+    ``log10=True`` returns its base-10 logarithm ``m log10 erfc(...)`` instead, finite where float64
+    rounds the probability itself to 0 (at the Figure 1 settings it is about ``-1.9e8``): computed to
+    40 significant digits before the one rounding to float (:func:`_log10_erfc_power`)."""
     cfg = _cfg(cfg)
     _, _, mu = _modality(cfg, tilde)
     c = lemma_b2_margin(cfg, delta, tilde)
-    return math.erfc(c / (math.sqrt(2) * cfg.sigma0 * mu)) ** cfg.m
+    x = c / (math.sqrt(2) * cfg.sigma0 * mu)
+    if log10:
+        return _log10_erfc_power(x, cfg.m)
+    return math.erfc(x) ** cfg.m
+
+
+# 60 digits of pi, for the 40-digit evaluation of log erfc
+_PI = "3.14159265358979323846264338327950288419716939937510582097494"
+
+
+def _log10_erfc_power(x: float, m: int, digits: int = 40) -> float:
+    """``m * log10(erfc(x))`` for ``x >= 0`` without underflow.  Below ``x = 20`` (``erfc(20) ~ 5e-176``)
+    in float64; from there on ``decimal`` arithmetic with ``digits`` significant digits (and 10 guard
+    digits) on the asymptotic series ``log erfc(x) = -x^2 - log(x sqrt(pi)) + log(sum_k (-1)^k
+    (2k-1)!! / (2x^2)^k)``, whose smallest term (near ``k = x^2``) is below ``exp(-x^2) < 1e-170``:
+    the series is summed until its terms fall below the working precision.  The result is rounded
+    to float once."""
+    from decimal import Decimal, localcontext
+
+    if not x >= 0:
+        raise ValueError(f"x must be >= 0, got {x!r}")
+    if x < 20.0:
+        log_erfc = math.log1p(-math.erf(x)) if x < 0.5 else math.log(math.erfc(x))
+        return m * log_erfc / math.log(10)
+    with localcontext() as ctx:
+        ctx.prec = digits + 10
+        X = Decimal(x)  # exact: a float is a finite binary fraction
+        t = 1 / (2 * X * X)
+        total, term, k = Decimal(1), Decimal(1), 0
+        eps = Decimal(10) ** -(ctx.prec + 2)
+        while True:
+            k += 1
+            term *= -(2 * k - 1) * t
+            if abs(term) < eps:
+                break
+            total += term
+        ln = -X * X - X.ln() - Decimal(_PI).ln() / 2 + total.ln()
+        return float(m * ln / Decimal(10).ln())
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,10 +5,14 @@ Modules: ``data`` (IDX reader, shipped digits, the seeded coloured dataset), ``a
 encoder), ``losses`` (NT-Xent, multi-positive InfoNCE), ``train``, ``evaluate``
 (linear probes, zero-shot, references), ``runs`` (the runs and variants of Table 1, one cached
 run), ``table1`` (all runs over seeds, summarised), ``sensitivity`` (one-at-a-time changes of the
-settings) and ``tables`` (markdown and HTML tables).  The figures are drawn by
+settings), ``tables`` (markdown and HTML tables) and ``chapter`` (the book chapter's sizes,
+settings per size and cached runs: :func:`sizes`, :func:`data_config`, :func:`train_config`,
+:func:`samples_data`, :func:`table1_result`).  The figures are drawn by
 :mod:`mmcl.figures.coloredmnist`, the command ``mmcl coloredmnist`` is :mod:`mmcl.commands.coloredmnist`.
 """
 from mmcl.experiments.coloredmnist.augment import AugmentConfig
+from mmcl.experiments.coloredmnist.chapter import (BY_SIZE, ColoredMNISTSizes, data_config, samples_data, sizes,
+                                                   table1_result, train_config)
 from mmcl.experiments.coloredmnist.data import (PALETTE, PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig, Split,
                                                 load_mnist, load_mnist_idx, make_colored_mnist, read_idx)
 from mmcl.experiments.coloredmnist.evaluate import LinearProbe, feature_probes, features, fit_probe, zero_shot_predict
@@ -24,5 +28,6 @@ __all__ = ["AugmentConfig", "PALETTE", "PALETTE_NAMES", "ColoredMNIST", "Colored
            "features", "fit_probe", "zero_shot_predict", "ABLATIONS", "PAPER", "RUNS", "VARIANTS", "RunResult",
            "RunSpec", "PROBE_L2_GRID", "caption_geometry", "SENSITIVITY", "run_sensitivity",
            "Table1Result", "format_table", "format_table_html", "format_sensitivity", "run_one",
-           "run_table1", "TrainConfig", "TrainedModel", "train_model"]
+           "run_table1", "TrainConfig", "TrainedModel", "train_model", "ColoredMNISTSizes", "BY_SIZE", "sizes",
+           "data_config", "train_config", "samples_data", "table1_result"]
 
