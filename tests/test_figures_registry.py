@@ -56,6 +56,50 @@ def test_no_chapter_draws_a_figure_itself():
     assert not offenders, f"plotting code in chapter cells (move it into mmcl/figures/): {offenders}"
 
 
+def test_the_chapters_follow_the_toc_and_each_has_its_two_modules():
+    """registry.CHAPTERS is _toc.yml's chapter list, numbered 01, 02, ... in that order, and chapter
+    NN_<slug> has its drawings in mmcl.figures.<slug> and its sizes and runs in mmcl.experiments.<slug>."""
+    import importlib
+
+    from mmcl.booksupport.notebooks import chapters
+    from mmcl.experiments.sizes import SIZES
+
+    toc = [c.stem for c in chapters(ROOT)]
+    assert list(registry.CHAPTERS) == toc
+    assert [int(c[:2]) for c in toc] == list(range(1, len(toc) + 1)), toc
+    assert sorted(p.stem for p in CHAPTERS) == toc  # no chapter file outside the toc
+    for c in registry.CHAPTERS:
+        slug = registry.slug(c)
+        figs = importlib.import_module(f"mmcl.figures.{slug}")
+        assert figs.CHAPTER == c and registry.chapter_of(figs.__name__) == c
+        ex = importlib.import_module(f"mmcl.experiments.{slug}")
+        assert set(ex.BY_SIZE) == set(SIZES) and ex.sizes("default") == ex.BY_SIZE["default"], slug
+    with pytest.raises(ValueError, match="is not the figure module of a chapter"):
+        registry.chapter_of("mmcl.figures.theme")
+
+
+def test_chapters_refer_to_each_other_by_label_not_number():
+    """Numbers move when the book is reordered; a {ref} to a chapter's label does not."""
+    numbered = [f"{ch.name}: {m.group(0)}" for ch in CHAPTERS
+                for m in re.finditer(r"\b(chapters?|ch\.) ?\d+", ch.read_text(), flags=re.I)]
+    assert not numbered, f"chapters named by number (use {{ref}}`sec-...`): {numbered}"
+
+
+def test_theorem_boxes_carry_the_papers_number_not_a_counter():
+    """Every sphinx-proof box is :nonumber: and its title says what it is ("Lemma 5.1 of the paper"),
+    and every {prf:ref} gives its text (a :nonumber: target has no number to show)."""
+    kinds = "lemma|theorem|proposition|assumption|corollary|definition"
+    for ch in CHAPTERS:
+        text = ch.read_text()
+        for m in re.finditer(rf"^`{{3,4}}\{{prf:({kinds})\}} ([^\n]+)\n((?::[^\n]*\n)*)", text, flags=re.M):
+            assert ":nonumber:" in m.group(3), f"{ch.name}: box {m.group(2)!r} is numbered"
+            first = m.group(2).split()[0].rstrip(":").lower()
+            assert first.startswith(m.group(1)[:5]) or first.startswith(("appendix", "part")), \
+                f"{ch.name}: the title {m.group(2)!r} does not say it is a {m.group(1)}"
+        bare = re.findall(r"\{prf:ref\}`[a-z0-9-]+`", text)
+        assert not bare, f"{ch.name}: {{prf:ref}} without its text: {bare}"
+
+
 def test_specs_are_well_formed():
     for name, spec in SPECS.items():
         assert re.fullmatch(r"[a-z0-9][a-z0-9\-]*", name), name

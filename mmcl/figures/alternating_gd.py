@@ -1,5 +1,5 @@
 """Figures of the chapter "Alternating gradient descent on the factorisation"
-(``book/11_alternating_gd.md``): drawing only.
+(``book/14_alternating_gd.md``): drawing only.
 
 The runs are :mod:`mmcl.experiments.alternating_gd`'s (its sizes and
 :func:`~mmcl.experiments.alternating_gd.init_curves`,
@@ -20,14 +20,14 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.alternating_gd import condition_result, init_curves, ptilde_result, step_result
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.wider import agd
 
 __all__ = ["INIT_STYLE", "draw_curves", "draw_kappa", "draw_ptilde", "FIGURES"]
 
 LABEL = "sec-alternating-gd"
-CHAPTER = "11_alternating_gd"
+CHAPTER = chapter_of(__name__)
 
 _C = COLORS
 #: Colour and legend label of each initialisation.

@@ -1,4 +1,4 @@
-"""Figures of the chapter "The assumptions" (``book/07_assumptions.md``): drawing only.
+"""Figures of the chapter "The assumptions" (``book/09_assumptions.md``): drawing only.
 
 The computations are :mod:`mmcl.experiments.assumptions`'s (Lemma B.1's curves, Assumption 4.1's
 conditions, the Figure 1 runs and the ``C_mu`` sweep, at the chapter's sizes), which calls
@@ -18,14 +18,14 @@ import torch
 
 from mmcl.experiments.assumptions import (AnticoncentrationCurves, CMuSweep, anticoncentration_curves, c_mu_result,
                                           conditions_result)
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.proofs import assumptions as A
 
 __all__ = ["plot_anticoncentration", "plot_conditions", "plot_c_mu", "FIGURES"]
 
 LABEL = "sec-assumptions"
-CHAPTER = "07_assumptions"
+CHAPTER = chapter_of(__name__)
 
 
 # --------------------------------------------------------------------------------------------

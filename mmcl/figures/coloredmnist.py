@@ -1,4 +1,4 @@
-"""Figures of the chapter "ColoredMNIST" (``book/08_coloredmnist.md``): Table 1 of the paper and
+"""Figures of the chapter "ColoredMNIST" (``book/10_coloredmnist.md``): Table 1 of the paper and
 what its gap depends on, drawing only.
 
 The runs and the data shown are :mod:`mmcl.experiments.coloredmnist.chapter`'s (re-exported by
@@ -20,14 +20,14 @@ from mmcl.experiments.coloredmnist.chapter import samples_data, table1_result
 from mmcl.experiments.coloredmnist.data import PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig
 from mmcl.experiments.coloredmnist.runs import RUNS
 from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, save_figure, style
 
 __all__ = ["LABELS", "RUN_LABELS", "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2",
            "FIGURES"]
 
 LABEL = "sec-coloredmnist"
-CHAPTER = "08_coloredmnist"
+CHAPTER = chapter_of(__name__)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Figures of the chapter "The downstream theorems" (``book/06_downstream.md``): drawing only.
+"""Figures of the chapter "The downstream theorems" (``book/07_downstream.md``): drawing only.
 
 The run is :mod:`mmcl.experiments.downstream`'s (:func:`~mmcl.experiments.downstream.downstream_result`,
 :func:`mmcl.downstream.response.run_downstream` at the chapter's sizes, cached per ``(size, device)``);
@@ -15,13 +15,13 @@ import torch
 from mmcl.downstream.response import PARTS, VARIANTS, DownstreamResult
 from mmcl.experiments import downstream as experiment
 from mmcl.experiments.downstream import PAPER, TILTED
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 
 __all__ = ["plot_accuracy", "plot_response", "plot_ablation", "FIGURES"]
 
 LABEL = "sec-downstream"
-CHAPTER = "06_downstream"
+CHAPTER = chapter_of(__name__)
 
 _LABELS = {"single": "single-modal", "multi": "multi-modal"}
 _LS = {"adapt": "-", "transfer": "--"}

@@ -1,5 +1,5 @@
 """Figures of the chapter "Multi-modal contrastive learning as matrix factorisation"
-(``book/10_matrix_factorisation.md``): drawing only.
+(``book/13_matrix_factorisation.md``): drawing only.
 
 The runs are :mod:`mmcl.experiments.matrix_factorisation`'s (its sizes, the default image-caption
 world :func:`~mmcl.experiments.matrix_factorisation.world` and the sweep over the images'
@@ -16,14 +16,14 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.matrix_factorisation import snr_sweep_result, world
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.wider import graphs
 
 __all__ = ["draw_spectrum", "draw_graphs", "draw_probe_snr", "FIGURES"]
 
 LABEL = "sec-matrix-factorisation"
-CHAPTER = "10_matrix_factorisation"
+CHAPTER = chapter_of(__name__)
 
 
 def draw_spectrum(s, nu, k: int, n: int = 12):

@@ -17,14 +17,14 @@ import torch
 
 from mmcl.dynamics import Trajectory
 from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.proofs import multi_stage1 as sync
 
 __all__ = ["draw_synchronisation", "draw_stage1", "draw_noise", "FIGURES"]
 
 LABEL = "sec-multimodal"
-CHAPTER = "05_multimodal"
+CHAPTER = chapter_of(__name__)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Multi-modal learning, stage 2" (``book/05_multimodal_stage2.md``): drawing only.
+"""Figures of the chapter "Multi-modal learning, stage 2" (``book/06_multimodal_stage2.md``): drawing only.
 
 The runs are :mod:`mmcl.experiments.multimodal_stage2`'s (its :func:`~mmcl.experiments.multimodal_stage2.stage2_run`,
 :func:`~mmcl.experiments.multimodal_stage2.chains` and :func:`~mmcl.experiments.multimodal_stage2.scales`, cached per
@@ -17,7 +17,7 @@ import math
 import torch
 
 from mmcl.experiments import multimodal_stage2 as experiment
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import multi_stage2 as ms2
@@ -25,7 +25,7 @@ from mmcl.proofs import multi_stage2 as ms2
 __all__ = ["draw_margins", "draw_telescoping", "draw_scales", "FIGURES"]
 
 LABEL = "sec-multimodal-stage2"
-CHAPTER = "05_multimodal_stage2"
+CHAPTER = chapter_of(__name__)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Phase diagrams" (``book/09_phase_diagrams.md``), and the drawings of
+"""Figures of the chapter "Phase diagrams" (``book/11_phase_diagrams.md``), and the drawings of
 phase diagrams in general: drawing only.
 
 The runs are :mod:`mmcl.experiments.phase_diagrams`'s: the chapter's studies
@@ -28,7 +28,7 @@ from mmcl.experiments.sweep.formulas import snr_on_curve
 from mmcl.experiments.sweep.phase import PhaseGrid, phase_grid
 from mmcl.experiments.sweep.studies import MODES, ViewSummary, summarise_view
 from mmcl.experiments.sweep.table import SweepTable
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.proofs.assumptions import N_SNR2_MULTI_MIN, N_SNR2_SINGLE_MAX
 from mmcl.proofs.predictions import C_MU_THRESHOLD
@@ -37,7 +37,7 @@ __all__ = ["plot_phase_diagram", "outline_cells", "plot_t1_ratio", "plot_n_snr",
            "plot_d_n", "plot_aug_tau", "plot_denoised_view", "plot_t1_studies", "FIGURES"]
 
 LABEL = "sec-phase-diagrams"
-CHAPTER = "09_phase_diagrams"
+CHAPTER = chapter_of(__name__)
 
 
 # --------------------------------------------------------------------------------------------

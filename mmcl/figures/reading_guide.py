@@ -2,7 +2,7 @@
 
 The runs are :mod:`mmcl.experiments.reading_guide`'s (:func:`~mmcl.experiments.reading_guide.figure1_result`,
 which calls :func:`mmcl.experiments.figure1.run_figure1`); :func:`plot_figure1` draws its four
-panels (chapter 6 shows the same drawing), and this module registers its two layouts."""
+panels (the chapter "Side by side" shows the same drawing), and this module registers its two layouts."""
 from __future__ import annotations
 
 import torch
@@ -10,12 +10,12 @@ import torch
 from mmcl.experiments.figure1 import Figure1Result
 from mmcl.experiments.reading_guide import figure1_result
 from mmcl.figures.theme import COLORS, save_figure, style
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 
 __all__ = ["plot_figure1", "FIGURES"]
 
 LABEL = "sec-reading-guide"
-CHAPTER = "01_reading_guide"
+CHAPTER = chapter_of(__name__)
 
 
 def _band(ax, x, Y, color, label, ls="-"):

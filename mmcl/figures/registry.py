@@ -22,28 +22,49 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-__all__ = ["SIZES", "MODULES", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
+from mmcl.experiments.sizes import SIZES, check_size  # the sizes a figure can be made at
 
-#: The sizes a figure can be made at, "tiny" (seconds), "default" (the book on a CPU) and "full" (MMCL_BOOK_FULL=1).
-SIZES = ("tiny", "default", "full")
+__all__ = ["SIZES", "CHAPTERS", "MODULES", "slug", "chapter_of", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
 
-#: The chapters' figure modules, in the book's order.
-MODULES = (
-    "mmcl.figures.reading_guide",
-    "mmcl.figures.setting",
-    "mmcl.figures.single_stage1",
-    "mmcl.figures.single_stage2",
-    "mmcl.figures.multimodal",
-    "mmcl.figures.multimodal_stage2",
-    "mmcl.figures.downstream",
-    "mmcl.figures.side_by_side",
-    "mmcl.figures.assumptions",
-    "mmcl.figures.coloredmnist",
-    "mmcl.figures.phase_diagrams",
-    "mmcl.figures.theorems_regime",
-    "mmcl.figures.matrix_factorisation",
-    "mmcl.figures.alternating_gd",
+
+#: The book's chapters in their order (the file stems of ``book/``, as ``_toc.yml`` lists them;
+#: ``tests/test_figures_registry.py`` holds the two together).  The one map from a chapter to its
+#: code: chapter ``NN_<slug>`` draws with ``mmcl.figures.<slug>`` and computes with
+#: ``mmcl.experiments.<slug>``.  Renumbering the book changes this tuple, the file names and the toc.
+CHAPTERS = (
+    "01_reading_guide",
+    "02_setting",
+    "03_single_stage1",
+    "04_single_stage2",
+    "05_multimodal",
+    "06_multimodal_stage2",
+    "07_downstream",
+    "08_side_by_side",
+    "09_assumptions",
+    "10_coloredmnist",
+    "11_phase_diagrams",
+    "12_theorems_regime",
+    "13_matrix_factorisation",
+    "14_alternating_gd",
 )
+
+
+def slug(chapter: str) -> str:
+    """``"03_single_stage1"`` -> ``"single_stage1"``: the name of the chapter's modules."""
+    return chapter.split("_", 1)[1]
+
+
+#: The chapters' figure modules, in the book's order (derived from :data:`CHAPTERS`).
+MODULES = tuple(f"mmcl.figures.{slug(c)}" for c in CHAPTERS)
+
+
+def chapter_of(module: str) -> str:
+    """The chapter (file stem) whose figures ``module`` draws, e.g. ``"mmcl.figures.single_stage1"``
+    -> ``"03_single_stage1"``; a ValueError for a module that draws no chapter's figures."""
+    for c in CHAPTERS:
+        if module == f"mmcl.figures.{slug(c)}":
+            return c
+    raise ValueError(f"module={module!r} is not the figure module of a chapter; valid: {', '.join(MODULES)}")
 
 
 @dataclass(frozen=True)
@@ -63,8 +84,7 @@ class FigureSpec:
 
 
 def _check_size(size: str) -> None:
-    if size not in SIZES:
-        raise ValueError(f"size={size!r} is unknown; valid: {', '.join(map(repr, SIZES))}")
+    check_size(size)
 
 
 def figures() -> Dict[str, FigureSpec]:

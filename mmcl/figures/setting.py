@@ -9,13 +9,13 @@ memorised noise shows as a diagonal, learned signal as label blocks.
 from __future__ import annotations
 
 from mmcl.experiments.setting import TrainedSimilarities, similarities_result
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import style
 
 __all__ = ["draw_similarities", "FIGURES"]
 
 LABEL = "sec-setting"
-CHAPTER = "02_setting"
+CHAPTER = chapter_of(__name__)
 
 
 def draw_similarities(result: TrainedSimilarities):

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Side by side" (``book/06_side_by_side.md``): drawing only.
+"""Figures of the chapter "Side by side" (``book/08_side_by_side.md``): drawing only.
 
 Figure 1 with error bars, its sensitivity to the constants the paper leaves unstated, and to the
 downstream protocol.  The runs are :mod:`mmcl.experiments.side_by_side`'s
@@ -15,13 +15,13 @@ import torch
 from mmcl.experiments import side_by_side as experiment
 from mmcl.experiments.figure1 import ProtocolComparison
 from mmcl.figures.reading_guide import plot_figure1
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 
 __all__ = ["plot_sensitivity", "plot_protocols", "FIGURES"]
 
 LABEL = "sec-side-by-side"
-CHAPTER = "06_side_by_side"
+CHAPTER = chapter_of(__name__)
 
 _LABELS = {"tau": r"temperature $\tau$", "sigma0": r"initial weight scale $\sigma_0$", "M": "negatives per anchor $M$"}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.single_stage1 import recursion_check, stage1_runs
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import predictions
@@ -26,7 +26,7 @@ from mmcl.proofs import single_stage1 as dg
 __all__ = ["draw_recursion_vs_gd", "draw_noise_growth", "draw_sign_sets", "draw_b_dynamics", "FIGURES"]
 
 LABEL = "sec-single-stage1"
-CHAPTER = "03_single_stage1"
+CHAPTER = chapter_of(__name__)
 
 
 def draw_recursion_vs_gd(check: dg.RecursionCheck):

@@ -16,7 +16,7 @@ import torch
 
 from mmcl.experiments.single_stage2 import (ScaleGapSweep, Stage2Downstream, comparator_chain, downstream,
                                             n_sweep, stage2_run)
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import single_stage2 as cv
@@ -24,7 +24,7 @@ from mmcl.proofs import single_stage2 as cv
 __all__ = ["draw_telescoping", "draw_margins", "draw_scale_gap", "draw_downstream", "FIGURES"]
 
 LABEL = "sec-single-stage2"
-CHAPTER = "04_single_stage2"
+CHAPTER = chapter_of(__name__)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,13 +18,13 @@ import math
 from typing import Mapping
 
 from mmcl.experiments import theorems_regime as tr
-from mmcl.figures.registry import FigureSpec
+from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 
 __all__ = ["draw_conditions", "draw_scaling", "draw_verdicts", "FIGURES"]
 
 LABEL = "sec-theorems-regime"
-CHAPTER = "12_theorems_regime"
+CHAPTER = chapter_of(__name__)
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,13 +159,13 @@ def draw_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
         pts(ax, lambda v: v.rate_ab_ratio, c_r, "(a − b) s / 0.96 s", "x")
         ax.axhline(1, color=c_r, ls="--", lw=1, label="Lemma 5.2's guarantee")
         ax.set_ylim(0, 1.2)
-        ax.set_title("ch. 3: noise growth in stage 1")
+        ax.set_title("stage 1: noise growth in stage 1")
         ax = axes[0, 1]
         pts(ax, lambda v: v.left_fraction, c_s, "pairs leaving I_{r,−}(0) (C.7)")
         pts(ax, lambda v: v.neg_init_ratio, c_r, "max |ρ| on I_{r,−}(0) / max ρ (C.7)", "x")
         pts(ax, lambda v: v.flipped.double() / v.cfg.m + 1e-4, COLORS["accent"], "neurons leaving U± (C.3), +1e-4", "s")
         ax.set_yscale("log")
-        ax.set_title("ch. 3: sign sets")
+        ax.set_title("stage 1: sign sets")
         ax = axes[0, 2]
         chained = {n: v for n, v in verdicts.items() if math.isfinite(v.factor17)}
         ax.plot(list(chained), [v.factor17 for v in chained.values()], "o-", color=c_s,
@@ -173,24 +173,24 @@ def draw_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
         ax.plot(list(chained), [v.feasible16[0] / v.feasible16[1] for v in chained.values()], "s--", color=c_r,
                 label="Lemma C.16: lo/hi of the λ interval (> 1: empty)")
         ax.axhline(2, color=c_r, ls=":", lw=1, label="paper's factor 2")
-        ax.set_title("ch. 4: comparator chain")
+        ax.set_title("stage 2: comparator chain")
         ax = axes[1, 0]
         pts(ax, lambda v: v.spread0, c_m, "C_ℓ at t = 0", "x")
         pts(ax, lambda v: v.spread_T1, c_m, "C_ℓ at T1")
         ax.axhline(1.01, color=c_r, ls="--", lw=1, label="proof's C_ℓ = 1.01")
         ax.set_yscale("log")
-        ax.set_title("ch. 5: loss-derivative band (Lemma D.1)")
+        ax.set_title("multi: loss-derivative band (Lemma D.1)")
         ax = axes[1, 1]
         for c, mk in ((1, "o"), (2, "^"), (3, "v")):
             pts(ax, lambda v, c=c: v.cases[:, c - 1], c_m, f"case ({c})", mk)
         ax.axhline(1, color=c_r, ls="--", lw=1)
-        ax.set_title("ch. 5: Lemma D.9, share of pairs that keep their case")
+        ax.set_title("multi: Lemma D.9, share of pairs that keep their case")
         ax = axes[1, 2]
         pts(ax, lambda v: v.d4_violation / v.T1_multi, c_m, "first failure of Lemma D.4's bound / T1")
         pts(ax, lambda v: v.rho_T1 * v.n ** 0.5, c_s, "max ρ(T1)·√n (Lemma 5.4: Õ(1))", "s")
         ax.axhline(1, color=c_r, ls="--", lw=1)
         ax.set_yscale("log")
-        ax.set_title("ch. 5: Lemmas D.4 and 5.4")
+        ax.set_title("multi: Lemmas D.4 and 5.4")
         for ax in axes.flat:
             ax.set_xscale("log")
             ax.set_xticks(ns, [str(n) for n in ns])

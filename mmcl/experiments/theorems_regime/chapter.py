@@ -40,10 +40,10 @@ CONTROL_SCALING = RegimeScaling(d_rule="b2")
 @dataclass(frozen=True)
 class RegimeSizes:
     """What a size means for this chapter: the seeds at each ``n`` of the sweep (``sweep_seeds``,
-    ``n -> seeds``; its sizes are the sweep's ``n``), of the verdicts of chapters 3 to 5
+    ``n -> seeds``; its sizes are the sweep's ``n``), of the verdicts of chapters 03-05 (the proof walk)
     (``verdict_seeds``: every-step runs with loss derivatives) and of the control at Lemma B.2's
     dimension (``control_seeds``: span draws take it up to ``n = 316``), the ``n`` at which the
-    comparator chain of chapter 4 is evaluated (``chain_sizes``: its memory is ``O(T n^2 m)`` a
+    comparator chain of chapter 04_single_stage2 is evaluated (``chain_sizes``: its memory is ``O(T n^2 m)`` a
     seed) and the steps every run takes (``n_epochs``: the scaling's 200, but 150 at ``"tiny"``,
     past the formula ``T1`` at its ``n``, 133 at ``n = 20``, as the verdicts need)."""
 
@@ -95,7 +95,7 @@ def regime_control(size: str = "default", device: str = "cpu") -> RegimeSweep:
 
 @functools.lru_cache(maxsize=3)
 def regime_verdicts(size: str = "default", device: str = "cpu") -> Dict[int, SizeVerdicts]:
-    """The verdicts of chapters 3-5 (:func:`revisit_verdicts`) with the ``verdict_seeds`` of
+    """The proof walk's verdicts (chapters 03-05, :func:`revisit_verdicts`) with the ``verdict_seeds`` of
     :func:`sizes`, the comparator chain at its ``chain_sizes`` (cached)."""
     s = sizes(size)
     seeds = s.verdict_seeds
