@@ -100,6 +100,23 @@ def test_theorem_boxes_carry_the_papers_number_not_a_counter():
         assert not bare, f"{ch.name}: {{prf:ref}} without its text: {bare}"
 
 
+def test_chapters_show_public_library_code_only():
+    """A {literalinclude} of a private name breaks the book on a harmless rename: only public names."""
+    private = [f"{ch.name}: {m.group(1)}" for ch in CHAPTERS
+               for m in re.finditer(r"^:pyobject: (\S+)", ch.read_text(), flags=re.M) if m.group(1).startswith("_")]
+    assert not private, f"chapters include private library code: {private}"
+
+
+def test_the_reading_guides_map_links_every_chapter():
+    """The map "How the book maps to the paper" names each chapter by its label, so a new chapter
+    missing from it fails here."""
+    guide = (ROOT / "book" / "01_reading_guide.md").read_text()
+    table = guide.split("## How the book maps to the paper", 1)[1].split("\n\n", 2)[1]
+    for ch in CHAPTERS[1:]:
+        label = re.search(r"^\((sec-[\w-]+)\)=", ch.read_text(), flags=re.M).group(1)
+        assert f"{{ref}}`{label}`" in table, f"the reading guide's map does not link {ch.name} ({label})"
+
+
 def test_specs_are_well_formed():
     for name, spec in SPECS.items():
         assert re.fullmatch(r"[a-z0-9][a-z0-9\-]*", name), name

@@ -24,7 +24,7 @@ from mmcl.model.losses import relu
 from mmcl.dynamics.trajectory import UpdateTerms, check_mode
 from mmcl.dynamics.forward import _weights
 
-__all__ = ["reference_step", "update_terms"]
+__all__ = ["reference_step", "update_terms", "contrast_terms", "coefficient_update"]
 
 
 def _check_args(who: str, mode: str, data: SyntheticData, gamma_tilde, rho_tilde) -> None:
@@ -33,7 +33,7 @@ def _check_args(who: str, mode: str, data: SyntheticData, gamma_tilde, rho_tilde
         raise ValueError(f"{who}: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
 
 
-def _contrast(anchor_sig, anchor_noise, pos_sig, pos_noise, cand_sig, cand_noise, negatives, m: int, tau: float):
+def contrast_terms(anchor_sig, anchor_noise, pos_sig, pos_noise, cand_sig, cand_noise, negatives, m: int, tau: float):
     """InfoNCE of one direction (Eq. 6, or one half of Eq. 9), from activations ``(m, n)``: of the
     anchors' signal and noise patches, of the positives' patches (``x_i^+``, or the other
     modality's ``x~_i``) and of the candidates whose columns ``j in N_i`` are anchor ``i``'s
@@ -50,7 +50,7 @@ def _contrast(anchor_sig, anchor_noise, pos_sig, pos_noise, cand_sig, cand_noise
     return -log_softmax[:, 0], weights[:, 0], weights[:, 1:]
 
 
-def _update(y, a, b_pos, b_neg, noise_active, noise_pos, noise_neg, lp, lp_neg, mu_sq, xi_sq, step):
+def coefficient_update(y, a, b_pos, b_neg, noise_active, noise_pos, noise_neg, lp, lp_neg, mu_sq, xi_sq, step):
     """The brackets of Eqs. (12)-(13) for one network: ``a (m,)`` its signal preactivation
     ``<w_r, mu>``; ``b_pos (m, n)``/``b_neg (m, n, M)`` the signal activations of the positives and
     of the negatives that enter the bracket; ``noise_active (m, n)`` is ``sigma'(<w_r, xi_i>)``,
@@ -89,8 +89,8 @@ def reference_step(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma: 
     mu_sq, xi_sq = data.mu @ data.mu, (data.xi * data.xi).sum(1)
     if mode == "single":
         noise_plus = relu(W @ (data.xi + data.eps).T)  # sigma(<w_r, xi_i + eps_i>): the positive's noise patch (Eq. 5)
-        loss, lp, lp_neg = _contrast(sig, noise, sig, noise_plus, sig, noise, N, m, cfg.tau)
-        gp, gn, dr = _update(y, a, sig, sig[:, N], active, noise_plus, noise[:, N], lp, lp_neg, mu_sq, xi_sq, step)
+        loss, lp, lp_neg = contrast_terms(sig, noise, sig, noise_plus, sig, noise, N, m, cfg.tau)
+        gp, gn, dr = coefficient_update(y, a, sig, sig[:, N], active, noise_plus, noise[:, N], lp, lp_neg, mu_sq, xi_sq, step)
         return UpdateTerms(loss=loss.mean(), lprime=lp, lprime_neg=lp_neg, dgamma_pos=gp, dgamma_neg=gn, drho=dr)
     # multi-modal: each network is trained against the other's activations (Eq. 10)
     Wt = _weights(data, gamma_tilde, rho_tilde, tilde=True)
@@ -100,10 +100,10 @@ def reference_step(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma: 
     noise_t, active_t = relu(noise_pre_t), (noise_pre_t > 0).to(a.dtype)
     mu_sq_t, xi_sq_t = data.mu_tilde @ data.mu_tilde, (data.xi_tilde * data.xi_tilde).sum(1)
     # h's anchors x_i: positive x~_i, negatives x~_j (j in N_i); g's anchors x~_i: positive x_i, negatives x_j
-    loss_h, lp, lp_neg = _contrast(sig, noise, sig_t, noise_t, sig_t, noise_t, N, m, cfg.tau)
-    loss_g, lpt, lpt_neg = _contrast(sig_t, noise_t, sig, noise, sig, noise, N, m, cfg.tau)
-    gp, gn, dr = _update(y, a, sig_t, sig_t[:, N], active, noise_t, noise_t[:, N], lp, lp_neg, mu_sq, xi_sq, step)
-    gpt, gnt, drt = _update(y, at, sig, sig[:, N], active_t, noise, noise[:, N], lpt, lpt_neg, mu_sq_t, xi_sq_t,
+    loss_h, lp, lp_neg = contrast_terms(sig, noise, sig_t, noise_t, sig_t, noise_t, N, m, cfg.tau)
+    loss_g, lpt, lpt_neg = contrast_terms(sig_t, noise_t, sig, noise, sig, noise, N, m, cfg.tau)
+    gp, gn, dr = coefficient_update(y, a, sig_t, sig_t[:, N], active, noise_t, noise_t[:, N], lp, lp_neg, mu_sq, xi_sq, step)
+    gpt, gnt, drt = coefficient_update(y, at, sig, sig[:, N], active_t, noise, noise[:, N], lpt, lpt_neg, mu_sq_t, xi_sq_t,
                             step)
     return UpdateTerms(loss=(loss_h + loss_g).mean(), lprime=lp, lprime_neg=lp_neg, dgamma_pos=gp, dgamma_neg=gn,
                        drho=dr, lprime_tilde=lpt, lprime_tilde_neg=lpt_neg, dgamma_pos_tilde=gpt,
