@@ -209,3 +209,25 @@ def test_t1_statistic_without_the_states_in_between(small_cfg, mode, engine):
 def test_t1_every_must_be_a_positive_integer(small_cfg, bad):
     with pytest.raises(ValueError, match="t1_every must be a positive integer"):
         mmcl.simulate(small_cfg, f64(small_cfg), "single", "recursion", t1_every=bad)
+
+
+def test_a_run_is_sliced_one_way(small_cfg):
+    """Trajectory.records/between/last narrow every per-record field alike and keep the loss whole."""
+    import mmcl
+    from mmcl.experiments.theorems_regime import stage_slice
+
+    data = mmcl.sample_synthetic(small_cfg, seed=0, dtype=torch.float64)
+    traj = mmcl.simulate(small_cfg.replace(n_epochs=20), data, "multi", "recursion", record_every=5,
+                         record_derivatives=True)
+    K = traj.steps.shape[0]
+    part = traj.records(1, 3)
+    assert part.steps.tolist() == traj.steps[1:3].tolist() and torch.equal(part.loss, traj.loss)
+    for name in ("gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg"):
+        assert torch.equal(getattr(part, name), getattr(traj, name)[1:3]), name
+    assert torch.equal(traj.last().gamma, traj.gamma[-1:]) and traj.last().steps.tolist() == [20]
+    assert stage_slice(traj, 5, 15).steps.tolist() == [5, 10, 15] == traj.between(5, 15).steps.tolist()
+    for bad in ((3, 3), (-1, 2), (0, K + 1)):
+        with pytest.raises(ValueError, match="need 0 <= start < stop"):
+            traj.records(*bad)
+    with pytest.raises(ValueError, match="fewer than 2 recorded steps"):
+        traj.between(6, 9)

@@ -73,13 +73,34 @@ class Trajectory:
     _PER_RECORD = ("gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg", "lprime_tilde",
                    "lprime_tilde_neg", "weights", "weights_tilde")
 
+    def records(self, start: int, stop: Optional[int] = None) -> "Trajectory":
+        """The same run narrowed to its recorded states ``start <= k < stop`` (indices into
+        ``steps``; ``stop`` default: the end): every per-record field and ``steps`` narrowed,
+        ``loss`` kept whole (functions index it by step).  The one way to slice a run:
+        :meth:`last`, :meth:`between` and the stage-2 chains use it."""
+        K = self.steps.shape[0]
+        stop = K if stop is None else stop
+        if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start < stop <= K):
+            raise ValueError(f"records({start!r}, {stop!r}): need 0 <= start < stop <= {K} (the recorded states)")
+        axis = 1 if self.loss.dim() == 2 else 0
+        fields = {name: (None if getattr(self, name) is None else getattr(self, name).narrow(axis, start, stop - start))
+                  for name in self._PER_RECORD}
+        return dataclasses.replace(self, steps=self.steps[start:stop], **fields)
+
+    def between(self, start: int, stop: Optional[int] = None) -> "Trajectory":
+        """The part of the run recorded at steps ``start <= step <= stop`` (``stop``: the end), by
+        :meth:`records`; a ValueError when fewer than 2 recorded steps fall inside."""
+        steps = self.steps
+        stop = int(steps[-1]) if stop is None else stop
+        sel = ((steps >= start) & (steps <= stop)).nonzero()[:, 0]
+        if sel.numel() < 2:
+            raise ValueError(f"fewer than 2 recorded steps in [{start}, {stop}]")
+        return self.records(int(sel[0]), int(sel[-1]) + 1)
+
     def last(self) -> "Trajectory":
         """The same run reduced to its final recorded step (``K = 1``); ``loss`` stays whole.
         Used to score only the end of training with :func:`mmcl.downstream.evaluation.evaluate_all`."""
-        axis = 1 if self.loss.dim() == 2 else 0
-        fields = {name: (None if getattr(self, name) is None else getattr(self, name).narrow(axis, -1, 1))
-                  for name in self._PER_RECORD}
-        return dataclasses.replace(self, steps=self.steps[-1:], **fields)
+        return self.records(self.steps.shape[0] - 1)
 
 
 @dataclass

@@ -419,17 +419,6 @@ class MultiComparatorChain:
         return self.telescoping.first.level
 
 
-def _from_step(traj: Trajectory, k: int) -> Trajectory:
-    """``traj`` from its ``k``-th recorded step on (the per-record fields narrowed; ``loss`` kept whole)."""
-    import dataclasses
-
-    axis = 1 if traj.loss.dim() == 2 else 0
-    K = traj.steps.shape[0]
-    fields = {name: (None if getattr(traj, name) is None else getattr(traj, name).narrow(axis, k, K - k))
-              for name in Trajectory._PER_RECORD}
-    return dataclasses.replace(traj, steps=traj.steps[k:], **fields)
-
-
 def multi_comparator_chain(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: ComparatorConfig,
                            t1: int, signs=None) -> MultiComparatorChain:
     """Evaluate every link of App. D.2 along a multi-modal run from step ``t1`` (the start of stage 2)
@@ -440,7 +429,7 @@ def multi_comparator_chain(traj: Trajectory, data: SyntheticData, cfg: Synthetic
     tel = multi_telescoping(traj, data, cfg, ccfg, signs)
     comb = tel.combined
     k1 = comb._start(t1)
-    mg = multi_comparator_margins(_from_step(traj, k1), data, cfg, ccfg, signs)  # stage 2 only: O(K n^2) memory
+    mg = multi_comparator_margins(traj.records(k1), data, cfg, ccfg, signs)  # stage 2 only: O(K n^2) memory
     level = ccfg.level(cfg)
     lo14, hi14 = comb.c17_feasible_lam(k1)
     dist = tuple(torch.sqrt(t.distance_sq[..., k1]).cpu() for t in (tel.first, tel.second))

@@ -11,7 +11,7 @@ Public: every name in ``__all__``, importable from (and documented under) :mod:`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
@@ -36,18 +36,10 @@ def stage_slice(traj: Trajectory, start: int, stop: Optional[int] = None) -> Tra
     ``[T1, T]``, and its cost grows with the number of recorded steps."""
     if not isinstance(traj, Trajectory):
         raise ValueError(f"traj must be a Trajectory, got {type(traj).__name__}")
-    steps = traj.steps
-    stop = int(steps[-1]) if stop is None else stop
+    stop = int(traj.steps[-1]) if stop is None else stop
     check_int("start", start, 0)
     check_int("stop", stop, 0)
-    sel = ((steps >= start) & (steps <= stop)).nonzero()[:, 0]
-    if sel.numel() < 2:
-        raise ValueError(f"fewer than 2 recorded steps in [{start}, {stop}]")
-    a, b = int(sel[0]), int(sel[-1]) + 1
-    axis = 1 if traj.loss.dim() == 2 else 0
-    fields_ = {name: (None if getattr(traj, name) is None else getattr(traj, name).narrow(axis, a, b - a))
-               for name in Trajectory._PER_RECORD}
-    return replace(traj, steps=steps[a:b], **fields_)
+    return traj.between(start, stop)
 
 
 @dataclass
