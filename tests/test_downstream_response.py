@@ -198,3 +198,22 @@ def test_nu_cos_is_a_sweep_parameter(span):
         data = mmcl.sample_synthetic(cfg, 0, span=span)
         ev = evaluate_all(mmcl.simulate(cfg, data, "single", "recursion").last(), data)
         assert acc == pytest.approx(float(ev["adapt"].accuracy[-1]))
+
+
+def test_signal_reading_error_is_the_normal_tail():
+    """Phi(-||nu||/sigma_xi), checked against scipy's normal distribution and by its meaning: the
+    sign rule on y ||nu|| + zeta_1 errs with that probability (Monte Carlo, 400,000 draws)."""
+    from scipy.stats import norm
+
+    from mmcl.downstream.response import signal_reading_error
+
+    cfg = mmcl.SyntheticConfig()
+    for nu_norm, sigma in ((2.0, 1.0), (0.5, 1.0), (2.0, 3.0)):
+        c = cfg.replace(nu_norm=nu_norm, sigma_xi=sigma)
+        assert abs(signal_reading_error(c) - norm.cdf(-nu_norm / sigma)) <= 1e-15
+    c = cfg.replace(nu_norm=1.0, sigma_xi=1.0)
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(400_000, generator=g, dtype=torch.float64)
+    assert abs(float(((1.0 + z) < 0).double().mean()) - signal_reading_error(c)) <= 3e-3
+    with pytest.raises(ValueError, match="cfg must be a SyntheticConfig"):
+        signal_reading_error({"nu_norm": 2.0})

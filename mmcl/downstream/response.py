@@ -28,6 +28,7 @@ initialisation part, which the appendix does not mention, is measured here besid
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Dict, Optional, Sequence, Tuple
 
@@ -41,7 +42,7 @@ from mmcl.dynamics.trajectory import Trajectory
 from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic
 
-__all__ = ["PARTS", "VARIANTS", "ResponseParts", "OODResponse", "response_parts", "ood_response",
+__all__ = ["signal_reading_error", "PARTS", "VARIANTS", "ResponseParts", "OODResponse", "response_parts", "ood_response",
            "ablated_accuracy", "decisive_part", "DownstreamResult", "run_downstream"]
 
 #: The three parts of a response in Eq. (11), in this order (initial weights, signal learning, noise memorisation).
@@ -209,6 +210,14 @@ def ablated_accuracy(traj: Trajectory, data: SyntheticData, variants: Sequence[s
         out[name] = {"adapt": head.accuracy(X_eval, y_eval).cpu(),
                      "transfer": head_tr.accuracy(X_eval, y_eval).cpu()}
     return out
+
+
+def signal_reading_error(cfg: SyntheticConfig) -> float:
+    """``Phi(-||nu|| / sigma_xi)``: the error of the rule that reads the test input's signal
+    coordinate ``y ||nu|| + zeta_1`` (its signal plus the noise along the same direction) and takes
+    its sign, the floor a head reading only the direction of ``nu`` meets (App. C.3/D.3)."""
+    check_config(cfg)
+    return 0.5 * math.erfc(cfg.nu_norm / cfg.sigma_xi / math.sqrt(2))
 
 
 def decisive_part(ablation: Dict[str, Dict[str, torch.Tensor]], protocol: str, min_gain: float = 0.05

@@ -20,7 +20,7 @@ from typing import Dict, Tuple
 import torch
 
 from mmcl._utils import check_int
-from mmcl.dynamics import Trajectory, simulate
+from mmcl.dynamics import MODES, Trajectory, simulate
 from mmcl.experiments.sizes import pick
 from mmcl.model import losses
 from mmcl.model.config import SyntheticConfig
@@ -29,7 +29,6 @@ from mmcl.model.data import SyntheticData, sample_synthetic
 __all__ = ["SettingSizes", "BY_SIZE", "sizes", "config", "TrainedSimilarities", "trained_similarities",
            "similarities_result"]
 
-MODES = ("single", "multi")
 
 
 @dataclass(frozen=True)

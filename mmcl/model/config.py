@@ -123,6 +123,11 @@ class SyntheticConfig:
             raise ValueError(f"unknown SyntheticConfig field(s) {unknown}; valid: {sorted(names)}")
         return dataclasses.replace(self, **changes)
 
+    def second_modality_noise(self) -> "SyntheticConfig":
+        """A copy whose noise is the second modality's (``d = d~``, ``sigma_xi = sigma_xi~``): the
+        noise rates of the second network are the first network's formulas evaluated on it."""
+        return self.replace(d=self.d_tilde, sigma_xi=self.sigma_xi_tilde)
+
 
 def check_config(cfg, name: str = "cfg") -> SyntheticConfig:
     """``cfg`` if it is a :class:`SyntheticConfig`, else a ValueError naming the parameter and the

@@ -269,7 +269,7 @@ def noise_growth_rate(cfg: SyntheticConfig, tilde: bool = False) -> float:
     on ``Psi_{r,i}(t) = rho_{r,i}(t) + <w_r(0), xi_i>`` (``tilde=True``: ``sigma_xi~^2 d~``)."""
     cfg = _check_cfg(cfg)
     if tilde:
-        cfg = cfg.replace(d=cfg.d_tilde, sigma_xi=cfg.sigma_xi_tilde)
+        cfg = cfg.second_modality_noise()
     return 1.06 * _predictions.noise_step_scale(cfg)
 
 

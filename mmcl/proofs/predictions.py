@@ -220,7 +220,7 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
         signal_init = cfg.sigma0 * cfg.mu_norm
         noise_init = cfg.init_noise
     else:
-        s_tilde = noise_step_scale(cfg.replace(d=cfg.d_tilde, sigma_xi=cfg.sigma_xi_tilde))
+        s_tilde = noise_step_scale(cfg.second_modality_noise())
         signal_rate = pairing_rate(cfg)
         noise_rate = (a - b) * math.sqrt(s * s_tilde)
         signal_init = cfg.sigma0 * math.sqrt(cfg.mu_norm * cfg.mu_tilde_norm / 2)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from mmcl.dynamics import MODES
 from mmcl.experiments.sizes import SIZES, check_size, pick
 from mmcl.experiments.sweep.agreement import engine_agreement
 from mmcl.experiments.sweep.formulas import gap_closed
@@ -32,7 +33,6 @@ from mmcl.model.config import SyntheticConfig
 __all__ = ["SIZES", "MODES", "STUDIES", "StudySizes", "BY_SIZE", "sizes", "study_base", "study_seeds", "study_grid",
            "run_study", "run_agreement", "ViewSummary", "summarise_view"]
 
-MODES = ("single", "multi")
 
 #: The studies, in the chapter's order (their grids per size: :attr:`StudySizes.grids`).
 STUDIES: Tuple[str, ...] = ("n_snr", "cmu", "d_n", "aug_tau", "view")

@@ -22,7 +22,7 @@ import torch
 
 from mmcl._utils import check_int
 from mmcl.downstream.evaluation import evaluate_all
-from mmcl.dynamics import simulate
+from mmcl.dynamics import MODES, simulate
 from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
 from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
 from mmcl.model.config import SyntheticConfig
@@ -31,7 +31,6 @@ from mmcl.proofs.predictions import measured_t1, t1_formula
 
 __all__ = ["MODES", "QUANTITIES", "RegimeSize", "RegimeSweep", "run_regime_sweep"]
 
-MODES = ("single", "multi")
 
 #: The per-seed quantities of :class:`RegimeSize` (in each mode), each with what it is.
 QUANTITIES = {
