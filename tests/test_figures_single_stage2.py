@@ -10,6 +10,7 @@ import torch
 
 import mmcl
 from mmcl.experiments import single_stage2 as ex
+from mmcl.proofs import scales
 from mmcl.proofs import single_stage2 as cv
 
 
@@ -60,7 +61,7 @@ def test_comparator_chain_rejects_an_unrecorded_t1(run):
 
 def test_scale_gap_equals_explicit_maxima(run):
     cfg, data, gd = run
-    g = cv.scale_gap(gd, 10)
+    g = scales.scale_gap(gd, 10)
     for b in range(2):
         for k in (0, 10, 30):
             assert float(g.gamma_max[b, k]) == max(abs(float(x)) for x in gd.gamma[b, k])
@@ -68,23 +69,23 @@ def test_scale_gap_equals_explicit_maxima(run):
         assert float(g.growth[b]) == pytest.approx(max(float(g.gamma_max[b, k] / g.gamma_max[b, 10]) for k in range(10, 31)))
     assert torch.equal(g.gap[:, 1:], g.rho_minmax[:, 1:] / g.gamma_max[:, 1:])  # 0/0 at t = 0
     with pytest.raises(ValueError, match="t1=31"):
-        cv.scale_gap(gd, 31)
+        scales.scale_gap(gd, 31)
     with pytest.raises(ValueError, match="traj"):
-        cv.scale_gap("not a run", 0)
+        scales.scale_gap("not a run", 0)
 
 
 def test_scaled_config_keeps_figure1_ratios():
     cfg = mmcl.SyntheticConfig()
     for n in (50, 200, 800):
-        c = cv.scaled_config(cfg, n)
+        c = scales.scaled_config(cfg, n)
         assert (c.n, c.d, c.M) == (n, 20 * n, int(0.45 * n))
         assert c.init_noise == pytest.approx(cfg.init_noise, rel=1e-12)
         assert c.n_snr2 == pytest.approx(cfg.n_snr2, rel=1e-12)
         assert c.sigma0 == cfg.init_noise / (cfg.sigma_xi * math.sqrt(20 * n))  # the chapter's formula, bit for bit
-    assert cv.scaled_config(cfg, 100) == cfg.replace(sigma0=cfg.init_noise / (cfg.sigma_xi * math.sqrt(2000)))
+    assert scales.scaled_config(cfg, 100) == cfg.replace(sigma0=cfg.init_noise / (cfg.sigma_xi * math.sqrt(2000)))
     for bad in (1, 2.5, "50"):
         with pytest.raises(ValueError, match="n"):
-            cv.scaled_config(cfg, bad)
+            scales.scaled_config(cfg, bad)
 
 
 def test_scale_gap_sweep_equals_separate_runs_and_a_numpy_fit(small_cfg):
@@ -92,7 +93,7 @@ def test_scale_gap_sweep_equals_separate_runs_and_a_numpy_fit(small_cfg):
     sizes, seeds = (12, 24), (0, 1)
     sw = ex.scale_gap_sweep(cfg, sizes, seeds)
     assert sw.sizes == sizes
-    c = cv.scaled_config(cfg, 12)
+    c = scales.scaled_config(cfg, 12)
     tr = mmcl.simulate(c, mmcl.sample_synthetic(c, 1, dtype=torch.float64, with_ood=False), "single", "recursion")
     assert float(sw.by_n[12]["gamma"][1]) == pytest.approx(float(tr.gamma[-1].abs().max()), rel=1e-12)
     assert float(sw.by_n[12]["rho"][1]) == pytest.approx(float(tr.rho[-1].amax(0).min()), rel=1e-12)
@@ -109,10 +110,10 @@ def test_ood_feature_snr_equals_explicit_weights(run):
     sig = (W @ data.ood.nu[:, :, None])[..., 0].abs()  # (B, m)
     noi = (W @ data.ood.zeta_eval.transpose(-1, -2)).std(-1)
     expect = (sig / noi).amax(-1)
-    assert torch.allclose(cv.ood_feature_snr(gd, data), expect, rtol=1e-9)
+    assert torch.allclose(scales.ood_feature_snr(gd, data), expect, rtol=1e-9)
     no_ood = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, 3, dtype=torch.float64, with_ood=False)])
     with pytest.raises(ValueError, match="OOD"):
-        cv.ood_feature_snr(gd, no_ood)
+        scales.ood_feature_snr(gd, no_ood)
 
 
 def test_sizes():

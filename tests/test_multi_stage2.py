@@ -12,6 +12,7 @@ from mmcl.model import losses
 from mmcl.model.data import SyntheticData
 from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs import multi_stage2 as ms2
+from mmcl.proofs import scales
 from mmcl.proofs import single_stage2 as cv
 from helpers import f64, gd_and_recursion
 
@@ -167,7 +168,7 @@ def test_lemma54_averages_and_scales_against_explicit_weights(run):
         same = (torch.sign(a[0]) == s) & (torch.sign(b[0]) == s)
         assert float(av[0, s_i]) == pytest.approx(float((s * a[t])[same].sum() / cfg.m), rel=1e-8, abs=1e-12)
         assert float(av[1, s_i]) == pytest.approx(float((s * b[t])[same].sum() / cfg.m), rel=1e-8, abs=1e-12)
-    sc = ms2.stage2_scales(rec, cfg, t)
+    sc = scales.stage2_scales(rec, cfg, t)
     assert torch.allclose(sc.gamma_max, rec.gamma.amax(-1)) and torch.allclose(sc.rho_tilde_max,
                                                                                 rec.rho_tilde.abs().amax((-1, -2)))
     assert float(sc.growth) == pytest.approx(float((rec.gamma.amax(-1)[t:] / rec.gamma.amax(-1)[t]).max()))
@@ -253,6 +254,6 @@ def test_bad_input_is_refused(run, small_cfg):
     with pytest.raises(ValueError, match="t=-1"):
         ms2.lemma54_averages(syn, cfg, -1)
     with pytest.raises(ValueError, match="multi-modal Trajectory"):
-        ms2.stage2_scales(single, cfg, 5)
+        scales.stage2_scales(single, cfg, 5)
     with pytest.raises(ValueError, match="must be < 2M"):
         ms2.multi_telescoping(rec, data, cfg, cv.ComparatorConfig(epsilon=2 * cfg.M))

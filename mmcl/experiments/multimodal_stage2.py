@@ -11,7 +11,7 @@ its sizes, its configuration and its cached runs.  The drawings are in
   (:class:`MultiStage2Run`);
 * :func:`chains` -- App. D.2 along that run with the paper's signs and with the signs at ``T1``
   (:class:`Stage2Chains`), with target :data:`EPSILON`;
-* :func:`scales` -- what stage 2 leaves (:func:`mmcl.proofs.multi_stage2.stage2_scales`).
+* :func:`scales` -- what stage 2 leaves (:func:`mmcl.proofs.scales.stage2_scales`).
 
 Public: every name in ``__all__``.
 """
@@ -26,6 +26,7 @@ import torch
 
 from mmcl.dynamics import Trajectory, simulate
 from mmcl.experiments.sizes import pick
+from mmcl.proofs import scales as scales_
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.proofs import multi_stage1 as sync
@@ -127,8 +128,8 @@ def chains(size: str = "default", device: str = "cpu") -> Stage2Chains:
 
 
 @functools.lru_cache(maxsize=2)
-def scales(size: str = "default", device: str = "cpu") -> ms2.Stage2Scales:
-    """:func:`mmcl.proofs.multi_stage2.stage2_scales` of :func:`stage2_run` from its ``T1`` on
+def scales(size: str = "default", device: str = "cpu") -> scales_.Stage2Scales:
+    """:func:`mmcl.proofs.scales.stage2_scales` of :func:`stage2_run` from its ``T1`` on
     (cached): ``max_r gamma_r`` and ``max_{r,i} |rho_{r,i}|`` of both networks along training."""
     r = stage2_run(size, device)
-    return ms2.stage2_scales(r.traj, r.cfg, r.t1)
+    return scales_.stage2_scales(r.traj, r.cfg, r.t1)

@@ -74,7 +74,7 @@ def recursion_check(size: str = "default", device: str = "cpu") -> stage1.Recurs
 def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
     """The chapter's batched runs (cached: three figures share them): the seeds of ``size``, the
     recursion on the Figure 1 data and on its copy without cross terms
-    (:func:`~mmcl.proofs.single_stage1.without_cross_terms`), and their summaries.  Keys ``cfg``,
+    (:func:`~mmcl.proofs.preactivations.without_cross_terms`), and their summaries.  Keys ``cfg``,
     ``growth`` (:class:`~mmcl.proofs.single_stage1.NoiseGrowth`), ``reports`` (name ->
     :class:`~mmcl.proofs.single_stage1.SignSetReport`, names as in the chapter) and ``medians``
     (:class:`~mmcl.proofs.single_stage1.CoefficientMedians`)."""

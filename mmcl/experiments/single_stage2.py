@@ -30,6 +30,7 @@ import torch
 
 from mmcl.dynamics import Trajectory, simulate
 from mmcl.experiments.sizes import pick
+from mmcl.proofs import scales
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic
 from mmcl.proofs import single_stage2 as cv
@@ -130,7 +131,7 @@ class ScaleGapSweep:
 
 def scale_gap_sweep(cfg: SyntheticConfig, sizes, seeds, *, device="cpu") -> ScaleGapSweep:
     """Single-modal recursion runs (float64, ``cfg.n_epochs`` steps, first and last states) at every
-    ``n`` of ``sizes`` with :func:`~mmcl.proofs.single_stage2.scaled_config`, one per seed: is the
+    ``n`` of ``sizes`` with :func:`~mmcl.proofs.scales.scaled_config`, one per seed: is the
     signal ``O~(1/sqrt(n))`` at the end of training while every sample stays memorised (Theorem
     4.2)?  (``sizes`` here are values of ``n``, not the sizes of :func:`n_sweep`.)"""
     sizes = tuple(sizes)
@@ -141,7 +142,7 @@ def scale_gap_sweep(cfg: SyntheticConfig, sizes, seeds, *, device="cpu") -> Scal
     T = cfg.n_epochs
     by_n = {}
     for n in sizes:
-        c = cv.scaled_config(cfg, n)
+        c = scales.scaled_config(cfg, n)
         dd = SyntheticData.stack([sample_synthetic(c, s, dtype=f64, with_ood=False) for s in seeds])
         tr = simulate(c, dd.to(device=device), "single", "recursion", record_every=T)
         by_n[n] = dict(gamma=tr.gamma.abs().amax(-1)[:, -1].cpu(), rho=tr.rho.amax(-2).amin(-1)[:, -1].cpu(),
@@ -169,7 +170,7 @@ class Stage2Downstream:
     (the multi-modal recursion, first and last states), ``ev[mode][protocol]`` the
     :class:`~mmcl.downstream.evaluation.Evaluation` (single-modal every 10 steps, multi-modal at
     the end), ``err[mode][protocol]`` the OOD test error at the end per seed, ``feature_snr[mode]``
-    :func:`mmcl.proofs.single_stage2.ood_feature_snr` per seed."""
+    :func:`mmcl.proofs.scales.ood_feature_snr` per seed."""
 
     traj_multi: Trajectory
     ev: Dict[str, dict]
@@ -185,6 +186,6 @@ def downstream(size: str = "default", device: str = "cpu") -> Stage2Downstream:
     r = stage2_run(size, device)
     traj_multi = simulate(r.cfg, r.data, "multi", "recursion", record_every=r.T)
     ev = {"single": evaluate_all(r.traj, r.data, every=10), "multi": evaluate_all(traj_multi.last(), r.data)}
-    feature_snr = {mode: cv.ood_feature_snr(tr, r.data) for mode, tr in (("single", r.traj), ("multi", traj_multi))}
+    feature_snr = {mode: scales.ood_feature_snr(tr, r.data) for mode, tr in (("single", r.traj), ("multi", traj_multi))}
     err = {mode: {p: (1 - e.accuracy[:, -1]).cpu() for p, e in evs.items()} for mode, evs in ev.items()}
     return Stage2Downstream(traj_multi=traj_multi, ev=ev, err=err, feature_snr=feature_snr)

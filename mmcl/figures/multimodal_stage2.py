@@ -18,6 +18,7 @@ import torch
 
 from mmcl.experiments import multimodal_stage2 as experiment
 from mmcl.figures.registry import FigureSpec, chapter_of
+from mmcl.proofs.scales import Stage2Scales
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import multi_stage2 as ms2
@@ -113,7 +114,7 @@ def draw_telescoping(ch: experiment.Stage2Chains, cfg: SyntheticConfig):
     return fig
 
 
-def draw_scales(scales: ms2.Stage2Scales, n: int):
+def draw_scales(scales: Stage2Scales, n: int):
     """What stage 2 leaves: ``max_r gamma_r`` and ``max_{r,i} |rho_{r,i}|`` of both networks along
     training, with Lemma D.15's bound ``sigma0 sigma_xi sqrt(d)`` on the noise and ``1/sqrt(n)``."""
     import matplotlib.pyplot as plt

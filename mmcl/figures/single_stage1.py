@@ -140,7 +140,7 @@ def draw_sign_sets(reports: dict, seed: int = 0):
 def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
     """Sec. 5.1: the medians of the self coefficient ``a``, the cross coefficient ``b`` and ``b/a``
     over the steps, with the paper's ``1/2``, the uniform-derivative ``M/(M+1)``
-    (:func:`~mmcl.proofs.single_stage1.b_dynamics_prediction`) and Lemma 5.2's ``T1``."""
+    (:func:`~mmcl.proofs.predictions.b_dynamics_prediction`) and Lemma 5.2's ``T1``."""
     import matplotlib.pyplot as plt
 
     from mmcl.proofs.predictions import t1_single

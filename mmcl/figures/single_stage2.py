@@ -17,6 +17,7 @@ import torch
 from mmcl.experiments.single_stage2 import (ScaleGapSweep, Stage2Downstream, comparator_chain, downstream,
                                             n_sweep, stage2_run)
 from mmcl.figures.registry import FigureSpec, chapter_of
+from mmcl.proofs import scales
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import single_stage2 as cv
@@ -187,7 +188,7 @@ def _margins(size, device):
 
 def _scale_gap(size, device):
     r = stage2_run(size, device)
-    return draw_scale_gap(cv.scale_gap(r.traj, r.t1), n_sweep(size, device))
+    return draw_scale_gap(scales.scale_gap(r.traj, r.t1), n_sweep(size, device))
 
 
 def _downstream(size, device):

@@ -48,7 +48,7 @@ from mmcl._utils import check_int, check_number
 from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData
 from mmcl.proofs import predictions as _predictions
-from mmcl.proofs.predictions import pairing_rate, pairing_rate_of
+from mmcl.proofs.predictions import pairing_rate_of
 from mmcl.proofs.preactivations import preactivation_history
 from mmcl.dynamics import Trajectory
 

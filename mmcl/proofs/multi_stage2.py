@@ -77,8 +77,7 @@ from mmcl.proofs.preactivations import preactivation_history
 from mmcl.proofs.multi_stage1 import Synchronisation
 
 __all__ = ["ComparatorSigns", "comparator_signs", "lemma54_averages", "MultiTelescoping", "multi_telescoping",
-           "multi_comparator_margins", "MultiComparatorChain", "multi_comparator_chain", "Stage2Scales",
-           "stage2_scales"]
+           "multi_comparator_margins", "MultiComparatorChain", "multi_comparator_chain"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -442,57 +441,3 @@ def multi_comparator_chain(traj: Trajectory, data: SyntheticData, cfg: Synthetic
         c11=tuple((cfg.lr * t.c14_ratio()).cpu() for t in (tel.first, tel.second)),
         avg_loss=comb.averaged_loss(t1).cpu(), avg_bound=comb.averaged_bound(t1).cpu(),
         horizon=[_s2.lemma_c18_horizon(float(v), cfg, ccfg) for v in comb.distance_sq[..., k1].reshape(-1)])
-
-
-# --------------------------------------------------------------------------------------------
-# What stage 2 leaves: signal and noise of both networks (Lemma D.15, App. D.3)
-# --------------------------------------------------------------------------------------------
-@dataclass
-class Stage2Scales:
-    """Signal learning and noise memorisation of both networks along a multi-modal run, on the CPU:
-    ``steps (K,)``; ``gamma_max``, ``gamma_tilde_max (..., K)`` = ``max_r gamma_r(t)``,
-    ``max_r gamma~_r(t)`` (App. D.3's ``max_r A_r = Omega~(1)``); ``rho_max``, ``rho_tilde_max (..., K)``
-    = ``max_{r,i} |rho_{r,i}(t)|``, ``max_{r,i} |rho~_{r,i}(t)|`` (Lemma D.15 bounds them by
-    ``rho_bound = sigma0 sigma_xi sqrt(d)`` on ``[T1, T]``); ``t1``; ``growth`` and ``growth_tilde
-    (...)``: ``max_{t >= t1} gamma_max(t) / gamma_max(t1)`` (and for the second network);
-    ``rho_growth``, ``rho_tilde_growth (...)``: the same for ``rho_max``."""
-
-    steps: torch.Tensor
-    gamma_max: torch.Tensor
-    gamma_tilde_max: torch.Tensor
-    rho_max: torch.Tensor
-    rho_tilde_max: torch.Tensor
-    rho_bound: float
-    t1: int
-    growth: torch.Tensor
-    growth_tilde: torch.Tensor
-    rho_growth: torch.Tensor
-    rho_tilde_growth: torch.Tensor
-
-    @property
-    def lead(self) -> torch.Tensor:
-        """``gamma_max / rho_max``, ``(..., K)``: how far the signal leads the noise in the first network."""
-        return self.gamma_max / self.rho_max
-
-    @property
-    def lead_tilde(self) -> torch.Tensor:
-        """``gamma_tilde_max / rho_tilde_max``, ``(..., K)``."""
-        return self.gamma_tilde_max / self.rho_tilde_max
-
-
-def stage2_scales(traj: Trajectory, cfg: SyntheticConfig, t1: int) -> Stage2Scales:
-    """:class:`Stage2Scales` of a multi-modal run (any engine), with growth measured from the
-    recorded step ``t1`` on."""
-    if not isinstance(traj, Trajectory) or traj.mode != "multi" or traj.gamma_tilde is None:
-        raise ValueError("traj must be a multi-modal Trajectory (mode='multi')")
-    check_config(cfg)
-    k1 = _index(traj.steps, t1, "t1")
-
-    def growth(x):
-        return (x[..., k1:] / x[..., k1:k1 + 1]).amax(-1)
-
-    g, gt = traj.gamma.amax(-1).cpu(), traj.gamma_tilde.amax(-1).cpu()
-    r, rt = traj.rho.abs().amax((-1, -2)).cpu(), traj.rho_tilde.abs().amax((-1, -2)).cpu()
-    return Stage2Scales(steps=traj.steps.cpu(), gamma_max=g, gamma_tilde_max=gt, rho_max=r, rho_tilde_max=rt,
-                        rho_bound=cfg.init_noise, t1=t1, growth=growth(g), growth_tilde=growth(gt),
-                        rho_growth=growth(r), rho_tilde_growth=growth(rt))

@@ -161,21 +161,21 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
     (``mode="multi"``) under four simplifications of stage 1: every loss derivative sits at its
     initial value ``l'_i = l'_{i,j} = 1/(M+1)`` (Lemmas C.2, D.1 with ``C_l = 1``), the cross terms
     ``<xi_i, xi_k>``, ``<xi_i, mu>`` are dropped
-    (:func:`mmcl.proofs.single_stage1.without_cross_terms`), the labels are balanced, and
+    (:func:`mmcl.proofs.preactivations.without_cross_terms`), the labels are balanced, and
     ``||xi_i||^2`` is replaced by its mean ``sigma_xi^2 d``.  Write ``a = M/(M+1)`` (the weight
-    ``1 - l'_i`` of the positive term, :func:`mmcl.proofs.single_stage1.b_dynamics_prediction`).
+    ``1 - l'_i`` of the positive term, :func:`mmcl.proofs.predictions.b_dynamics_prediction`).
 
     *Signal.*  With hard negatives the negative term of Eq. (12) vanishes, and a neuron's signal
     preactivation is pushed by the ``n/2`` samples of its sign:
     ``<w_r, mu>(t+1) = <w_r, mu>(t) (1 + kappa)`` with ``kappa = a eta ||mu||^2/(2 m tau)``, the rate of
-    :func:`mmcl.proofs.multi_stage1.pairing_rate` with the network paired with itself.  Multi-modal
+    :func:`mmcl.proofs.predictions.pairing_rate` with the network paired with itself.  Multi-modal
     (Lemma 5.3), the normalised preactivations ``u = <w_r, mu>/||mu||``, ``v = <w~_r, mu~>/||mu~||``
     follow ``u + kappa v``, ``v + kappa u`` with ``kappa = a eta ||mu|| ||mu~||/(2 m tau)``
     (:func:`~mmcl.proofs.multi_stage1.stage1_signal_prediction`): their sum grows at ``kappa``.
 
     *Noise.*  For an active pair (``<w_r, xi_i> > 0``) Eq. (13) reads exactly
     ``Psi_{r,i}(t+1) = Psi_{r,i}(t) + a s (Psi_{r,i}(t) - mean_{j in N_i} sigma(Psi_{r,j}(t)))``
-    with ``s = eta sigma_xi^2 d/(n m tau)`` (:func:`mmcl.proofs.single_stage1.noise_step_scale`) and
+    with ``s = eta sigma_xi^2 d/(n m tau)`` (:func:`mmcl.proofs.predictions.noise_step_scale`) and
     ``sigma_eps`` neglected.  A pair far above the mean of its negatives grows at ``a s`` (the
     ``0.96 s`` of Lemma 5.2 with its exact constant), but the similarity margin is carried by all
     of a sample's active pairs; summed over a class they follow the class totals of Sec. 5.1,

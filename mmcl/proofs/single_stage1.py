@@ -43,14 +43,13 @@ import torch
 from mmcl._utils import check_number
 from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData
-from mmcl.dynamics import Trajectory, preactivations, simulate
+from mmcl.dynamics import Trajectory, simulate
 from mmcl.model.decomposition import Decomposition, decompose
 from mmcl.model.losses import relu as relu_
 from mmcl.proofs import predictions as _predictions
-from mmcl.proofs.predictions import b_dynamics_prediction, noise_step_scale
-from mmcl.proofs.preactivations import (PreactivationHistory, SignSets, batch_first as _batch_first, check_run as _check,
-                                        count_changes, ever_changed, preactivation_history, sign_sets,
-                                        signal_sign_agreement, time_first as _time_first, without_cross_terms)
+from mmcl.proofs.predictions import noise_step_scale
+from mmcl.proofs.preactivations import (PreactivationHistory, check_run as _check, ever_changed, preactivation_history,
+                                        sign_sets)
 
 __all__ = ["rho_on_negative_init", "psi",
            "positive_noise_memorization", "NoiseTotals", "noise_totals", "BCoefficients", "b_coefficients",

@@ -47,7 +47,6 @@ from dataclasses import dataclass
 
 import torch
 
-from mmcl._utils import check_int
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
@@ -55,8 +54,7 @@ from mmcl.dynamics import Trajectory, preactivations
 from mmcl.model.losses import relu
 
 __all__ = ["ComparatorConfig", "Telescoping", "telescoping", "Margins", "comparator_margins",
-           "lemma_c18_horizon", "ComparatorChain", "comparator_chain", "ScaleGap", "scale_gap", "scaled_config",
-           "ood_feature_snr"]
+           "lemma_c18_horizon", "ComparatorChain", "comparator_chain"]
 
 
 @dataclass(frozen=True)
@@ -503,68 +501,3 @@ def comparator_chain(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig
         c14=(cfg.lr * tel.c14_ratio()).cpu(), avg_loss=tel.averaged_loss(t1).cpu(),
         avg_bound=tel.averaged_bound(t1).cpu(),
         horizon=[lemma_c18_horizon(float(v), cfg, ccfg) for v in tel.distance_sq[..., k1].reshape(-1)])
-
-
-# --------------------------------------------------------------------------------------------
-# Theorem 4.2's second claim: the scale gap of stage 1 survives, and what it does downstream
-# --------------------------------------------------------------------------------------------
-@dataclass
-class ScaleGap:
-    """Signal against noise memorisation along a run (Lemma C.18, Theorem 4.2), on the CPU:
-    ``steps (K,)``, ``gamma_max (..., K)`` = ``max_r |gamma_r(t)|``, ``rho_minmax (..., K)`` =
-    ``min_i max_r rho_{r,i}(t)`` (how well the least-memorised sample is memorised), ``t1`` and
-    ``growth (...)`` = ``max_{t >= t1} gamma_max(t) / gamma_max(t1)`` (Lemma C.18: ``<= 3``)."""
-
-    steps: torch.Tensor
-    gamma_max: torch.Tensor
-    rho_minmax: torch.Tensor
-    t1: int
-    growth: torch.Tensor
-
-    @property
-    def gap(self) -> torch.Tensor:
-        """``rho_minmax / gamma_max``, ``(..., K)``."""
-        return self.rho_minmax / self.gamma_max
-
-
-def scale_gap(traj: Trajectory, t1: int) -> ScaleGap:
-    """:class:`ScaleGap` of a run (any mode and engine), with the growth of the signal measured
-    from the recorded step ``t1`` on."""
-    if not isinstance(traj, Trajectory):
-        raise ValueError(f"traj must be a Trajectory, got {type(traj).__name__}")
-    idx = (traj.steps == t1).nonzero()
-    if idx.numel() != 1:
-        raise ValueError(f"t1={t1!r} is not a recorded step of traj")
-    k1 = int(idx[0, 0])
-    gamma_max = traj.gamma.abs().amax(-1).cpu()
-    return ScaleGap(steps=traj.steps.cpu(), gamma_max=gamma_max, rho_minmax=traj.rho.amax(-2).amin(-1).cpu(), t1=t1,
-                    growth=(gamma_max[..., k1:] / gamma_max[..., k1:k1 + 1]).amax(-1))
-
-
-def scaled_config(cfg: SyntheticConfig, n: int) -> SyntheticConfig:
-    """``cfg`` at ``n`` samples with the rest of Assumption 4.1 where ``cfg`` has it at its own
-    ``n`` (Figure 1's ``d = 20 n``, ``M = 0.45 n``): ``d = floor(n d/n_cfg)`` (keeps ``n SNR^2`` and the noise step
-    ``eta sigma_xi^2 d/(n m tau)``), ``M = floor((M/n) n)`` and ``sigma0`` scaled by
-    ``sqrt(d_cfg/d)`` (keeps ``sigma0 sigma_xi sqrt(d)``, Assumption 4.1(3)).  The sweep over ``n``
-    that runs at these configurations is an experiment: ``mmcl.experiments.single_stage2.scale_gap_sweep``."""
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
-    check_int("n", n, 2)
-    d = cfg.d * n // cfg.n
-    return cfg.replace(n=n, d=d, M=int(cfg.M / cfg.n * n), sigma0=cfg.init_noise / (cfg.sigma_xi * math.sqrt(d)))
-
-
-def ood_feature_snr(traj: Trajectory, data: SyntheticData) -> torch.Tensor:
-    """The signal-to-noise ratio of the best feature on the OOD inputs at the last recorded step
-    (App. C.3): ``max_r |<w_r, nu>| / sd_k(<w_r, zeta_k>)`` over the held-out noise ``zeta_k`` of
-    ``data.ood``; ``(...)`` on the CPU.  Small (below 1) means the signal part of every feature
-    drowns in its noise part."""
-    if not isinstance(traj, Trajectory):
-        raise ValueError(f"traj must be a Trajectory, got {type(traj).__name__}")
-    if not isinstance(data, SyntheticData) or data.ood is None:
-        raise ValueError("data must be a SyntheticData with an OOD set (sample with with_ood=True)")
-    ood = data.ood
-    g_T, r_T = traj.gamma[..., -1, :], traj.rho[..., -1, :, :]  # (..., m), (..., m, n)
-    sig = preactivations(data, g_T, r_T, ood.nu[..., None, :])[..., 0].abs()  # |<w_r, nu>|
-    noi = preactivations(data, g_T, r_T, ood.zeta_eval).std(-1)  # spread of <w_r, zeta>
-    return (sig / noi).amax(-1).cpu()

@@ -92,7 +92,7 @@ class RegimeSweep:
 
 
 def _size_run(n: int, seeds: Sequence[int], scaling: RegimeScaling, device, dtype) -> RegimeSize:
-    from mmcl.proofs.single_stage2 import ood_feature_snr
+    from mmcl.proofs.scales import ood_feature_snr
 
     cfg = regime_config(n, scaling)
     data = SyntheticData.stack([sample_synthetic(cfg, s, span=True, dtype=dtype, device=device) for s in seeds])
