@@ -5,4 +5,6 @@
 * :mod:`mmcl.wider.graphs` -- positive-pair graphs and their scores (HaoChen et al. 2021), the
   discrete image-caption world, and the comparison of caption and augmentation graphs;
 * :mod:`mmcl.wider.agd` -- alternating gradient descent on the factorisation (Ward & Kolda 2023).
+
+Public: every name in a module's ``__all__``; ``_checks`` is internal.
 """

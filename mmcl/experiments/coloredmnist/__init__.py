@@ -9,6 +9,8 @@ settings), ``tables`` (markdown and HTML tables) and ``chapter`` (the book chapt
 settings per size and cached runs: :func:`sizes`, :func:`data_config`, :func:`train_config`,
 :func:`samples_data`, :func:`table1_result`).  The figures are drawn by
 :mod:`mmcl.figures.coloredmnist`, the command ``mmcl coloredmnist`` is :mod:`mmcl.commands.coloredmnist`.
+
+Public: every name re-exported here; the modules' leading-underscore names are internal.
 """
 from mmcl.experiments.coloredmnist.augment import AugmentConfig
 from mmcl.experiments.coloredmnist.chapter import (BY_SIZE, ColoredMNISTSizes, data_config, samples_data, sizes,

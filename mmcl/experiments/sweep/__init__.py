@@ -52,6 +52,8 @@ Modules: ``options`` (:class:`SweepConfig`), ``table`` (:class:`SweepTable`), ``
 diagrams", per size); every public name is importable from this package.  The chapter runs them,
 cached, through ``mmcl.experiments.phase_diagrams``; the drawings of the phase diagrams are in
 ``mmcl.figures.phase_diagrams``, the command ``mmcl sweep CONFIG.toml`` in ``mmcl.commands.sweep``.
+
+Public: every name re-exported here; the modules' leading-underscore names are internal.
 """
 from __future__ import annotations
 

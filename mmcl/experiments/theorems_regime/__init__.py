@@ -20,6 +20,8 @@ One module per idea; every public name is importable from (and documented under)
   :func:`regime_verdicts`).
 
 Computation only: the chapter's figures are drawn by :mod:`mmcl.figures.theorems_regime`.
+
+Public: every name re-exported here; the modules' leading-underscore names are internal.
 """
 from __future__ import annotations
 
