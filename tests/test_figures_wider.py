@@ -114,7 +114,7 @@ def test_condition_scan_and_step_scan_match_iterations_vs_condition():
 
 @pytest.mark.parametrize("init", agd.INITS)
 def test_excess_trajectory_is_agd_step_by_step_above_the_eckart_young_optimum(init):
-    Pt = fz.normalized_cooccurrence(graphs.sample_joint(SMALL, 0).P)
+    Pt = fz.normalised_cooccurrence(graphs.sample_joint(SMALL, 0).P)
     k = SMALL.n_classes
     tr = agd.excess_trajectory(Pt, k, init, n_steps=60, seed=0)
     s = torch.linalg.svdvals(Pt)

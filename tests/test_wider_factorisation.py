@@ -86,15 +86,15 @@ def test_induced_graph_normalised_equals_Ptilde_Ptilde_T(nv, nl, seed, sparsity)
     assert float((A - A_loop).abs().max()) <= 1e-12
     assert float((A.sum(1) - pv).abs().max()) <= 1e-12  # degrees are the image marginal
     assert abs(float(A.sum()) - 1.0) <= 1e-12 and float((A - A.T).abs().max()) <= 1e-15
-    Pt = fz.normalized_cooccurrence(P)
+    Pt = fz.normalised_cooccurrence(P)
     Abar = A_loop / torch.sqrt(torch.outer(pv, pv))
     assert float((Abar - Pt @ Pt.T).abs().max()) <= 1e-10
-    assert float((graphs.normalized_adjacency(A) - Pt @ Pt.T).abs().max()) <= 1e-10
+    assert float((graphs.normalised_adjacency(A) - Pt @ Pt.T).abs().max()) <= 1e-10
 
 
 def test_Ptilde_top_singular_pair_is_sqrt_marginals():
     P = random_distribution(7, 4, 1)
-    Pt = fz.normalized_cooccurrence(P)
+    Pt = fz.normalised_cooccurrence(P)
     s = torch.linalg.svdvals(Pt)
     assert abs(float(s[0]) - 1.0) <= 1e-12
     pv, pl = fz.marginals(P)
@@ -105,7 +105,7 @@ def test_optimal_factors_attain_eckart_young_minimum_and_perturbations_do_worse(
     P = random_distribution(8, 6, 2)
     k = 3
     F_V, F_L, minimum = fz.optimal_factors(P, k)
-    s = torch.linalg.svdvals(fz.normalized_cooccurrence(P))
+    s = torch.linalg.svdvals(fz.normalised_cooccurrence(P))
     assert abs(float(minimum) + float((s[:k] ** 2).sum())) <= 1e-12
     assert abs(float(fz.spectral_contrastive_loss(P, F_V, F_L)) - float(minimum)) <= 1e-12
     g = torch.Generator().manual_seed(0)
@@ -347,7 +347,7 @@ def test_agd_reports_divergence_with_the_step():
     (torch.tensor([[1, 0], [0, 0]]), "floating-point"),
 ])
 def test_non_distribution_P_is_rejected(P, match):
-    for fn in (fz.normalized_cooccurrence, fz.induced_image_graph):
+    for fn in (fz.normalised_cooccurrence, fz.induced_image_graph):
         with pytest.raises(ValueError, match=match):
             fn(P)
     with pytest.raises(ValueError, match=match):
@@ -383,9 +383,9 @@ def test_agd_config_rejects_bad_fields(field, value):
 
 def test_graph_helpers_reject_bad_graphs_and_widths():
     with pytest.raises(ValueError, match="symmetric"):
-        graphs.normalized_adjacency(torch.tensor([[1.0, 0.5], [0.0, 1.0]], dtype=F64))
+        graphs.normalised_adjacency(torch.tensor([[1.0, 0.5], [0.0, 1.0]], dtype=F64))
     with pytest.raises(ValueError, match="zero degree"):
-        graphs.normalized_adjacency(torch.tensor([[1.0, 0.0], [0.0, 0.0]], dtype=F64))
+        graphs.normalised_adjacency(torch.tensor([[1.0, 0.0], [0.0, 0.0]], dtype=F64))
     with pytest.raises(ValueError, match="width must be a finite number > 0"):
         graphs.augmentation_graph(torch.zeros(3, 2, dtype=F64), 0.0)
     with pytest.raises(ValueError, match="kappa must be"):

@@ -73,6 +73,20 @@ class Trajectory:
     _PER_RECORD = ("gamma", "rho", "gamma_tilde", "rho_tilde", "lprime", "lprime_neg", "lprime_tilde",
                    "lprime_tilde_neg", "weights", "weights_tilde")
 
+    def check_data(self, data) -> bool:
+        """That this run was made from ``data`` (a ``SyntheticData``): both batched or both not, and the
+        same ``m`` and ``n``; returns whether the run is batched.  A ValueError says what differs.
+        The one consistency check of every function that takes a run and its data."""
+        batched = self.gamma.dim() == 3
+        if batched != data.batched:
+            raise ValueError(f"traj and data must both be batched or both unbatched (traj is "
+                             f"{'batched' if batched else 'unbatched'}, data is "
+                             f"{'batched' if data.batched else 'unbatched'}: pass the run's own data)")
+        if self.rho.shape[-1] != data.n or self.gamma.shape[-1] != data.m:
+            raise ValueError(f"traj has m={self.gamma.shape[-1]}, n={self.rho.shape[-1]} but data has "
+                             f"m={data.m}, n={data.n} (pass the run's own data)")
+        return batched
+
     def records(self, start: int, stop: Optional[int] = None) -> "Trajectory":
         """The same run narrowed to its recorded states ``start <= k < stop`` (indices into
         ``steps``; ``stop`` default: the end): every per-record field and ``steps`` narrowed,

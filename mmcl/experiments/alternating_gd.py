@@ -92,7 +92,7 @@ def ptilde_result(size: str = "default", device: str = "cpu") -> dict:
     n_steps = sizes(size).n_steps
     traj, problems = {}, {}
     for wname, wcfg in worlds.items():
-        Pt = fz.normalized_cooccurrence(graphs.sample_joint(wcfg, seed=0).P)
+        Pt = fz.normalised_cooccurrence(graphs.sample_joint(wcfg, seed=0).P)
         _, s, _ = torch.linalg.svd(Pt, full_matrices=False)
         problems[wname] = (Pt, s)
         for init in agd.INITS:

@@ -65,7 +65,7 @@ def world(size: str = "default", device: str = "cpu") -> dict:
     cfg = config(size)
     data = graphs.sample_joint(cfg, seed=0)
     A_cap = fz.induced_image_graph(data.P)
-    return dict(data=data, k=cfg.n_classes, s=torch.linalg.svdvals(fz.normalized_cooccurrence(data.P)),
+    return dict(data=data, k=cfg.n_classes, s=torch.linalg.svdvals(fz.normalised_cooccurrence(data.P)),
                 A_cap=A_cap, nu=graphs.graph_spectrum(A_cap), comp=graphs.compare_graphs(data))
 
 

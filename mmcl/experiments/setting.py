@@ -23,7 +23,7 @@ from mmcl._utils import check_int
 from mmcl.dynamics import MODES, Trajectory, simulate
 from mmcl.experiments.sizes import pick
 from mmcl.model import losses
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData, sample_synthetic
 
 __all__ = ["SettingSizes", "BY_SIZE", "sizes", "config", "TrainedSimilarities", "trained_similarities",
@@ -87,8 +87,7 @@ def trained_similarities(cfg: SyntheticConfig, seed: int = 0, device: str = "cpu
     compute the similarity matrices of the paper's Eq. (4) (:func:`mmcl.model.losses.similarity`
     on :func:`mmcl.model.losses.encode`) at initialisation and after training: see
     :class:`TrainedSimilarities`."""
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     check_int("seed", seed, minimum=0)
     data = sample_synthetic(cfg, seed=seed, device=device)
     runs = {mode: simulate(cfg, data, mode, "gd", record_every=cfg.n_epochs) for mode in MODES}

@@ -56,7 +56,7 @@ def draw_graphs(A_caption, A_augmentation):
         fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.6))
         for ax, G, title in ((axes[0], A_caption, "caption-induced graph"),
                              (axes[1], A_augmentation, "augmentation graph (best width)")):
-            Gbar = graphs.normalized_adjacency(G)
+            Gbar = graphs.normalised_adjacency(G)
             Gbar = Gbar - torch.diag(torch.diagonal(Gbar))  # hide self-pairs so the blocks show
             im = ax.imshow(Gbar.numpy(), cmap="viridis", interpolation="nearest",
                            vmax=float(torch.quantile(Gbar.flatten(), 0.995)))

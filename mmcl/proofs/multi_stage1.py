@@ -78,13 +78,7 @@ def _check_multi(traj: Trajectory, data: SyntheticData) -> bool:
         raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
     if traj.mode != "multi" or traj.gamma_tilde is None:
         raise ValueError(f"synchronisation needs a multi-modal trajectory (mode='multi'), got mode={traj.mode!r}")
-    batched = traj.gamma.dim() == 3
-    if batched != data.batched:
-        raise ValueError("traj and data must both be batched or both unbatched (pass the run's own data)")
-    if traj.rho.shape[-1] != data.n or traj.gamma.shape[-1] != data.m:
-        raise ValueError(f"traj has m={traj.gamma.shape[-1]}, n={traj.rho.shape[-1]} but data has "
-                         f"m={data.m}, n={data.n}")
-    return batched
+    return traj.check_data(data)
 
 
 # --------------------------------------------------------------------------------------------

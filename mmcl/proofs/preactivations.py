@@ -49,13 +49,7 @@ def check_run(traj: Trajectory, data: SyntheticData, tilde: bool):
                          "the second modality")
     gamma = traj.gamma_tilde if tilde else traj.gamma
     rho = traj.rho_tilde if tilde else traj.rho
-    batched = gamma.dim() == 3
-    if batched != data.batched:
-        raise ValueError(f"traj is {'batched' if batched else 'unbatched'} but data is "
-                         f"{'batched' if data.batched else 'unbatched'}; pass the data the run was made from")
-    if rho.shape[-1] != data.n or gamma.shape[-1] != data.m:
-        raise ValueError(f"traj has m={gamma.shape[-1]}, n={rho.shape[-1]} but data has m={data.m}, n={data.n}")
-    return gamma, rho, batched
+    return gamma, rho, traj.check_data(data)
 
 
 def time_first(x: torch.Tensor, batched: bool) -> torch.Tensor:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import torch
 
-from mmcl.model.config import SyntheticConfig
+from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
 from mmcl.dynamics import Trajectory, preactivations
@@ -72,8 +72,7 @@ class ComparatorConfig:
 
     def level(self, cfg: SyntheticConfig) -> float:
         """``L = log(2M/eps)``, the margin unit of Lemma C.16; needs ``eps < 2M`` so that ``L > 0``."""
-        if not isinstance(cfg, SyntheticConfig):
-            raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+        check_config(cfg)
         if not self.epsilon < 2 * cfg.M:
             raise ValueError(f"ComparatorConfig.epsilon={self.epsilon} must be < 2M={2 * cfg.M} so that "
                              f"log(2M/eps) > 0")
@@ -100,16 +99,12 @@ def _check(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: Co
 def _check_run(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: ComparatorConfig) -> bool:
     """The checks both stage-2 modules share (``cfg``, ``ccfg``, and that ``traj`` is a run on ``data``);
     returns whether the run is batched."""
-    if not isinstance(cfg, SyntheticConfig):
-        raise ValueError(f"cfg must be a SyntheticConfig, got {type(cfg).__name__}")
+    check_config(cfg)
     if not isinstance(ccfg, ComparatorConfig):
         raise ValueError(f"ccfg must be a ComparatorConfig, got {type(ccfg).__name__}")
-    batched = traj.gamma.dim() == 3
-    if batched != data.batched:
-        raise ValueError("traj and data must both be batched or both unbatched (pass the run's own data)")
-    if traj.rho.shape[-1] != data.n or traj.gamma.shape[-1] != data.m or cfg.M != data.M:
-        raise ValueError(f"traj (m={traj.gamma.shape[-1]}, n={traj.rho.shape[-1]}), data (m={data.m}, n={data.n}, "
-                         f"M={data.M}) and cfg (M={cfg.M}) disagree")
+    batched = traj.check_data(data)
+    if cfg.M != data.M:
+        raise ValueError(f"data (M={data.M}) and cfg (M={cfg.M}) disagree on the number of negatives")
     return batched
 
 

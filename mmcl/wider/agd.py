@@ -361,7 +361,7 @@ def excess_trajectory(M: torch.Tensor, k: int, init: str = "ward_kolda", n_steps
                       level: float = 1e-6) -> dict:
     """AGD at the default step on ``1/2 ||M - X Y^T||_F^2`` with factors of width ``k`` for a matrix
     ``M (m, n)`` that need not have rank ``k`` (the book runs it on the normalised co-occurrence
-    matrix ``P~`` of :func:`mmcl.wider.factorisation.normalized_cooccurrence`), step by step with
+    matrix ``P~`` of :func:`mmcl.wider.factorisation.normalised_cooccurrence`), step by step with
     :func:`agd_step` from :func:`initial_factors` ``(M, k, init, seed=seed)``.
 
     Returns a dict: ``opt`` = the Eckart-Young optimum ``sum_{i>k} s_i^2 / sum_i s_i^2`` of the

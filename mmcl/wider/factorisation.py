@@ -31,7 +31,7 @@ import torch
 
 from mmcl.wider._checks import _check_distribution, _check_float, _check_k
 
-__all__ = ["marginals", "normalized_cooccurrence", "encoder_outputs", "spectral_contrastive_loss",
+__all__ = ["marginals", "normalised_cooccurrence", "encoder_outputs", "spectral_contrastive_loss",
            "factorisation_loss", "optimal_factors", "induced_image_graph", "principal_angles"]
 
 
@@ -41,7 +41,7 @@ def marginals(P: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     return P.sum(1), P.sum(0)
 
 
-def normalized_cooccurrence(P: torch.Tensor) -> torch.Tensor:
+def normalised_cooccurrence(P: torch.Tensor) -> torch.Tensor:
     """``P~ = D_V^{-1/2} P D_L^{-1/2}`` ``(N_v, N_l)``, i.e. ``P~[x, l] = P(x, l) / sqrt(p_V(x) p_L(l))``.
 
     Its top singular value is exactly 1, with singular vectors ``sqrt(p_V)`` and ``sqrt(p_L)``
@@ -101,7 +101,7 @@ def factorisation_loss(P: torch.Tensor, F_V: torch.Tensor, F_L: torch.Tensor) ->
     :func:`spectral_contrastive_loss` (Zhang, Wang & Wang 2023; the book's Lemma ``lem-mf-identity``).  Minimised over rank-``k``
     tables by the truncated SVD of ``P~`` (Eckart-Young), :func:`optimal_factors`."""
     _check_tables(P, F_V, F_L)
-    Pt = normalized_cooccurrence(P)
+    Pt = normalised_cooccurrence(P)
     return ((Pt - F_V @ F_L.T) ** 2).sum() - (Pt ** 2).sum()
 
 
@@ -109,7 +109,7 @@ def optimal_factors(P: torch.Tensor, k: int) -> Tuple[torch.Tensor, torch.Tensor
     """A minimiser of the loss over ``F_V (N_v, k)``, ``F_L (N_l, k)``: the balanced truncated SVD
     ``F_V = U_k S_k^{1/2}``, ``F_L = V_k S_k^{1/2}`` of ``P~``.  Returns ``(F_V, F_L, minimum)`` with
     ``minimum = -sum_{i<=k} s_i^2`` (a scalar tensor)."""
-    Pt = normalized_cooccurrence(P)
+    Pt = normalised_cooccurrence(P)
     _check_k(k, min(Pt.shape))
     U, s, Vh = torch.linalg.svd(Pt, full_matrices=False)
     r = torch.sqrt(s[:k])

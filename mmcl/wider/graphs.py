@@ -3,7 +3,7 @@ discrete image-caption world on which the book compares the caption-induced grap
 :func:`mmcl.wider.factorisation.induced_image_graph` with augmentation graphs.
 
 * A graph ``A (N, N)`` is a symmetric non-negative weight matrix with positive degrees ``D = diag(A 1)``;
-  :func:`normalized_adjacency` is ``A_bar = D^{-1/2} A D^{-1/2}``, :func:`graph_spectrum` its
+  :func:`normalised_adjacency` is ``A_bar = D^{-1/2} A D^{-1/2}``, :func:`graph_spectrum` its
   eigenvalues, :func:`spectral_embedding` the minimiser of the spectral contrastive loss on ``A``.
 * HaoChen et al.'s two graph quantities: the label consistency ``alpha``
   (:func:`label_consistency`) and the spectral gap ``lambda_{k+1}`` (:func:`spectral_gap`); the
@@ -29,7 +29,7 @@ from mmcl.wider._checks import _check_float, _check_graph, _check_k
 from mmcl.wider.factorisation import induced_image_graph
 
 __all__ = [
-    "normalized_adjacency", "graph_spectrum", "spectral_embedding", "label_consistency", "spectral_gap",
+    "normalised_adjacency", "graph_spectrum", "spectral_embedding", "label_consistency", "spectral_gap",
     "augmentation_graph", "linear_probe_error", "median_distance",
     # a discrete image-caption model with latent classes
     "JointConfig", "JointData", "sample_joint", "GraphScores", "score_graph",
@@ -41,7 +41,7 @@ __all__ = [
 # graphs and their scores (HaoChen et al. 2021)
 # --------------------------------------------------------------------------------------------
 
-def normalized_adjacency(A: torch.Tensor) -> torch.Tensor:
+def normalised_adjacency(A: torch.Tensor) -> torch.Tensor:
     """``A_bar = D^{-1/2} A D^{-1/2}`` ``(N, N)`` of a graph ``A (N, N)`` with degrees ``D = diag(A 1)``
     (HaoChen et al. 2021)."""
     _check_graph(A)
@@ -50,9 +50,9 @@ def normalized_adjacency(A: torch.Tensor) -> torch.Tensor:
 
 
 def graph_spectrum(A: torch.Tensor) -> torch.Tensor:
-    """Eigenvalues of ``A_bar`` (:func:`normalized_adjacency`) in decreasing order, ``(N,)``; the
+    """Eigenvalues of ``A_bar`` (:func:`normalised_adjacency`) in decreasing order, ``(N,)``; the
     first is 1 (eigenvector ``sqrt(degrees)``)."""
-    return torch.linalg.eigvalsh(normalized_adjacency(A)).flip(0)
+    return torch.linalg.eigvalsh(normalised_adjacency(A)).flip(0)
 
 
 def spectral_embedding(A: torch.Tensor, k: int) -> torch.Tensor:
@@ -60,7 +60,7 @@ def spectral_embedding(A: torch.Tensor, k: int) -> torch.Tensor:
     embeddings ``f = D^{-1/2} F (N, k)``, ``F = U_k Lambda_k^{1/2}`` the top-``k`` eigenpairs of
     ``A_bar`` (the minimiser of ``||A_bar - F F^T||_F^2`` when those eigenvalues are >= 0; negative
     ones are set to 0, as the loss would).  Unique up to a rotation of the ``k`` columns."""
-    Ab = normalized_adjacency(A)
+    Ab = normalised_adjacency(A)
     _check_k(k, Ab.shape[0])
     lam, U = torch.linalg.eigh(Ab)
     lam, U = lam.flip(0)[:k], U.flip(1)[:, :k]
