@@ -117,6 +117,18 @@ def test_the_reading_guides_map_links_every_chapter():
         assert f"{{ref}}`{label}`" in table, f"the reading guide's map does not link {ch.name} ({label})"
 
 
+def test_figure_modules_only_draw():
+    """Sizes, seeds and cached runs live in mmcl.experiments.<slug>: a figure module holds no size
+    table, caches nothing and runs no simulation or training."""
+    import importlib
+    import inspect
+
+    for module in registry.MODULES:
+        src = inspect.getsource(importlib.import_module(module))
+        for what in ('"tiny"', "lru_cache", "load_or_compute", "simulate(", "train_model(", "run_table1("):
+            assert what not in src, f"{module} computes ({what}); move it to mmcl.experiments"
+
+
 def test_specs_are_well_formed():
     for name, spec in SPECS.items():
         assert re.fullmatch(r"[a-z0-9][a-z0-9\-]*", name), name
