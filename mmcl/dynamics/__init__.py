@@ -14,7 +14,7 @@ One entry point, :func:`~mmcl.dynamics.engines.simulate`, three engines that mus
 All engines accept a batch of draws (a leading ``B`` in :class:`~mmcl.model.data.SyntheticData`) and
 run it as one tensor computation.
 
-Public: :func:`simulate`, :class:`Trajectory`, :func:`update_terms`, :func:`preactivations` and every name in a
+Public: ``simulate``, ``Trajectory``, ``update_terms``, ``preactivations`` and every name in a
 module's ``__all__``; ``kernel`` is internal (the fast path, tested equal to ``reference``).
 """
 from mmcl.dynamics.trajectory import ENGINES, MODES, DivergenceError, Trajectory, UpdateTerms

@@ -10,7 +10,7 @@ The computations are those of :mod:`mmcl.proofs.assumptions` (Lemma B.1, Assumpt
   (:class:`AssumptionsSizes`: seeds, the ``C_mu`` values, and the shorter ``"tiny"`` setting);
 * :func:`config` -- the chapter's configuration (the Figure 1 settings);
 * :func:`anticoncentration_curves` -- Lemma B.1 on a grid of ``c/sigma``;
-* :func:`conditions_result` -- Assumption 4.1 at the Figure 1 settings, ``delta =`` :data:`DELTA`;
+* :func:`conditions_result` -- Assumption 4.1 at the Figure 1 settings, ``delta = DELTA`` (0.1);
 * :func:`figure1_runs` -- both modes at the Figure 1 settings, every step recorded (cached);
 * :func:`c_mu_result` -- ``C_mu`` varied at the Figure 1 settings against the single-modal run (cached).
 

@@ -4,7 +4,7 @@ studies themselves (grids, seeds, options per size) are defined in
 :mod:`mmcl.experiments.sweep.studies`; the drawings are in :mod:`mmcl.figures.phase_diagrams`.
 
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
-  (:class:`~mmcl.experiments.sweep.studies.StudySizes`, one per size in :data:`BY_SIZE`);
+  (:class:`~mmcl.experiments.sweep.studies.StudySizes`, one per size in ``BY_SIZE``);
 * :func:`config` -- the configuration every study starts from (Figure 1's setting, 500 fresh
   OOD samples); :func:`study_seeds` and :func:`study_grid` -- a study's seeds and grid;
 * :func:`study_table` -- a study's table, computed once per ``(study, size, device)`` (the

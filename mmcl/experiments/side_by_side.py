@@ -57,7 +57,7 @@ class SideBySideSizes:
 
 # the values of each unstated constant (the same at the default and full sizes)
 _GRID = (("tau", (0.03, 0.1, 0.3, 1.0)), ("sigma0", (0.001, 0.003, 0.01, 0.03, 0.1)), ("M", (5, 20, 45)))
-#: Figure 1 and the protocol comparison: 5 seeds (20 with MMCL_BOOK_FULL=1); each variation of a
+#: The sizes. Figure 1 and the protocol comparison use 5 seeds (20 with MMCL_BOOK_FULL=1); each variation of a
 #: constant: 3 seeds (10 with MMCL_BOOK_FULL=1); "tiny" is for the tests.
 BY_SIZE: Dict[str, SideBySideSizes] = {
     "tiny": SideBySideSizes(seeds=2, sweep_seeds=2,

@@ -8,7 +8,7 @@ and returns the drawn matplotlib figure.  The chapter calls the same drawing fun
 numbers it has computed, so the figure on the page and the one made by ``mmcl figure NAME`` are
 the same drawing.
 
-``size`` is one of :data:`SIZES`: ``"tiny"`` (seconds; the tests draw every figure so),
+``size`` is one of :data:`~mmcl.experiments.sizes.SIZES`: ``"tiny"`` (seconds; the tests draw every figure so),
 ``"default"`` (what the book shows on a CPU) and ``"full"`` (what ``MMCL_BOOK_FULL=1`` shows).
 
 * :func:`figures` -- every spec, by name, in book order;
@@ -108,7 +108,7 @@ def get(name: str) -> FigureSpec:
 
 
 def make(name: str, size: str = "default", device: Optional[str] = None):
-    """Draw the figure ``name`` at ``size`` (see :data:`SIZES`) and return it.  On the CPU the
+    """Draw the figure ``name`` at ``size`` (see :data:`~mmcl.experiments.sizes.SIZES`) and return it.  On the CPU the
     computation runs with one torch thread, as the chapters run (``chapter_setup``), so that the
     numbers are the chapter's; the thread count is restored afterwards."""
     _check_size(size)

@@ -107,7 +107,7 @@ def draw_margins(chain: cv.ComparatorChain):
     return fig
 
 
-def draw_scale_gap(gap: cv.ScaleGap, sweep: ScaleGapSweep):
+def draw_scale_gap(gap: scales.ScaleGap, sweep: ScaleGapSweep):
     """Theorem 4.2 / Lemma C.18: ``min_i max_r rho`` and ``max_r |gamma_r|`` through stage 2 with the
     bound ``3 max_r |gamma_r(T1)|``, and both at the end of training against ``n``."""
     import matplotlib.pyplot as plt

@@ -187,7 +187,7 @@ def lemma_b2_probability(cfg: SyntheticConfig, delta: float, tilde: bool = False
 
     ``log10=True`` returns its base-10 logarithm ``m log10 erfc(...)`` instead, finite where float64
     rounds the probability itself to 0 (at the Figure 1 settings it is about ``-1.9e8``): computed to
-    40 significant digits before the one rounding to float (:func:`_log10_erfc_power`)."""
+    40 significant digits before the one rounding to float (``_log10_erfc_power``)."""
     cfg = _cfg(cfg)
     _, _, mu = _modality(cfg, tilde)
     c = lemma_b2_margin(cfg, delta, tilde)

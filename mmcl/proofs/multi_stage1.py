@@ -140,7 +140,7 @@ class Synchronisation:
     ``sync_step (..., m)``: first recorded step with agreement (0 for neurons agreeing at
     initialisation, ``nan`` if never); ``sign (..., m)``: the common sign at ``sync_step`` (0 if
     never); ``kept (..., m)``: agreement never lost after ``sync_step`` (Lemma D.3 (1)-(2));
-    ``kappa (...)``: :func:`pairing_rate` of each run; ``predicted_step``, ``predicted_sign (..., m)``:
+    ``kappa (...)``: :func:`~mmcl.proofs.predictions.pairing_rate` of each run; ``predicted_step``, ``predicted_sign (..., m)``:
     the linear stage-1 map's :func:`predicted_sync_step` and ``sign(u0 + v0)``.
     """
 

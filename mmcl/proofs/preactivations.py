@@ -58,6 +58,7 @@ def time_first(x: torch.Tensor, batched: bool) -> torch.Tensor:
 
 
 def batch_first(x: torch.Tensor, batched: bool) -> torch.Tensor:
+    """(K, B, ...) -> (B, K, ...): the inverse of :func:`time_first`."""
     return x.transpose(0, 1) if batched else x
 
 

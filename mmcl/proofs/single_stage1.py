@@ -167,7 +167,7 @@ class BCoefficients:
     For a label class ``c`` (``+`` or ``-``) and the other class ``c'``, summing (13) over the
     samples of class ``c`` that are active for neuron ``r`` gives exactly
     ``sum_{i : y_i = c} (rho_{r,i}(t+1) - rho_{r,i}(t)) = s (pos_c(t) - neg_c(t))`` with
-    ``s`` = :func:`noise_step_scale` and (``P = <w_r, xi>``, ``Q = <w_r, xi + eps>``)::
+    ``s`` = :func:`~mmcl.proofs.predictions.noise_step_scale` and (``P = <w_r, xi>``, ``Q = <w_r, xi + eps>``)::
 
         pos_c = sum_{i : y_i = c, P_ri > 0} (1 - l'_i) sigma(Q_ri) ||xi_i||^2 / (sigma_xi^2 d)
         neg_c = sum_{i : y_i = c, P_ri > 0} sum_{j in N_i} l'_{i,j} sigma(P_rj) ||xi_i||^2 / (sigma_xi^2 d)
@@ -339,7 +339,7 @@ class NoiseGrowth:
       (:func:`positive_noise_memorization`) and ``N_med (..., K)`` its median over the samples;
     * ``fit`` the log-linear fit of ``N_med`` on the window (:func:`fit_growth_rate`);
     * ``rate_lemma`` = ``0.96 s`` (:func:`mmcl.proofs.predictions.single_growth_rate`), ``step_scale``
-      = ``s`` (:func:`noise_step_scale`), and ``rate_ab (...)`` = ``(a - b) s``, the rate the ``B``
+      = ``s`` (:func:`~mmcl.proofs.predictions.noise_step_scale`), and ``rate_ab (...)`` = ``(a - b) s``, the rate the ``B``
       dynamics of Sec. 5.1 give a typical sample, with ``a``, ``b`` the medians over the neurons of
       the ``+`` class's coefficients at ``coefficient_step`` (:func:`b_coefficients`);
     * ``T1`` the formula of Lemma 5.2 (:func:`mmcl.proofs.predictions.t1_single`) and ``t1_measured
@@ -421,8 +421,8 @@ def sign_set_report(traj: Trajectory, data: SyntheticData, *,
     """Test the sign-pattern claims of Lemma C.3 (``U_+(t) = U_+(0)``, ``U_-(t) = U_-(0)``) and Lemma
     C.7 (``I_{r,-}(t) = I_{r,-}(0)`` and ``rho_{r,i}(t) = 0`` on ``I_{r,-}(0)``) along ``traj`` (first
     network), with the cross terms of ``<w_r(t), mu>`` that break Lemma C.3 at finite ``d``: see
-    :class:`SignSetReport`.  Pass ``history`` (from :func:`preactivation_history`) to reuse it; on
-    :func:`without_cross_terms` data every claim holds exactly."""
+    :class:`SignSetReport`.  Pass ``history`` (from :func:`~mmcl.proofs.preactivations.preactivation_history`) to reuse it; on
+    :func:`~mmcl.proofs.preactivations.without_cross_terms` data every claim holds exactly."""
     gamma, rho, batched = _check(traj, data, False)
     h = history if history is not None else preactivation_history(traj, data)
     ss = sign_sets(traj, data, history=h)
@@ -452,7 +452,7 @@ def b_coefficient_medians(coefficients: BCoefficients) -> CoefficientMedians:
     """Sec. 5.1's self and cross coefficients ``a``, ``b`` of the ``B`` dynamics and their ratio,
     summarised at each step by the median over the neurons of both classes (and the draws of a
     batch), ignoring the ``nan`` of empty totals: see :class:`CoefficientMedians`.  Sec. 5.1 says
-    ``b/a ~ 1/2``; :func:`b_dynamics_prediction` gives ``a``, ``b`` for uniform loss derivatives."""
+    ``b/a ~ 1/2``; :func:`~mmcl.proofs.predictions.b_dynamics_prediction` gives ``a``, ``b`` for uniform loss derivatives."""
     if not isinstance(coefficients, BCoefficients):
         raise ValueError(f"coefficients must be a BCoefficients (from b_coefficients), got "
                          f"{type(coefficients).__name__}")

@@ -6,8 +6,8 @@ encoder), ``losses`` (NT-Xent, multi-positive InfoNCE), ``train``, ``evaluate``
 (linear probes, zero-shot, references), ``runs`` (the runs and variants of Table 1, one cached
 run), ``table1`` (all runs over seeds, summarised), ``sensitivity`` (one-at-a-time changes of the
 settings), ``tables`` (markdown and HTML tables) and ``chapter`` (the book chapter's sizes,
-settings per size and cached runs: :func:`sizes`, :func:`data_config`, :func:`train_config`,
-:func:`samples_data`, :func:`table1_result`).  The figures are drawn by
+settings per size and cached runs: :func:`~mmcl.experiments.coloredmnist.chapter.sizes`, :func:`~mmcl.experiments.coloredmnist.chapter.data_config`, :func:`~mmcl.experiments.coloredmnist.chapter.train_config`,
+:func:`~mmcl.experiments.coloredmnist.chapter.samples_data`, :func:`~mmcl.experiments.coloredmnist.chapter.table1_result`).  The figures are drawn by
 :mod:`mmcl.figures.coloredmnist`, the command ``mmcl coloredmnist`` is :mod:`mmcl.commands.coloredmnist`.
 
 Public: every name re-exported here; the modules' leading-underscore names are internal.

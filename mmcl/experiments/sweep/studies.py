@@ -34,7 +34,7 @@ __all__ = ["SIZES", "MODES", "STUDIES", "StudySizes", "BY_SIZE", "sizes", "study
            "run_study", "run_agreement", "ViewSummary", "summarise_view"]
 
 
-#: The studies, in the chapter's order (their grids per size: :attr:`StudySizes.grids`).
+#: The studies, in the chapter's order; their grids per size are ``StudySizes.grids``.
 STUDIES: Tuple[str, ...] = ("n_snr", "cmu", "d_n", "aug_tau", "view")
 
 
@@ -55,7 +55,7 @@ class StudySizes:
     n_epochs: int = 200
 
 
-#: The sizes of the studies: 2 seeds and coarse grids by default, 8 seeds and full-resolution grids at full size.
+#: The studies at each size; 2 seeds and coarse grids by default, 8 seeds and full-resolution grids at full size.
 BY_SIZE: Dict[str, StudySizes] = {
     "tiny": StudySizes(seeds=(0,), view_seeds=(0,), agreement_samples=2, memory_mb=512, n_epochs=20, grids={
         "n_snr": {"n": (50, 100), "snr": (0.079, 0.112), "c_mu": (3.0,), "neg_frac": (0.9,)},
@@ -137,7 +137,7 @@ def run_study(name: str, size: str = "default", device=None, **options) -> Sweep
 
 def run_agreement(size: str = "default", device=None) -> List[dict]:
     """:func:`~mmcl.experiments.sweep.engine_agreement` on a random sample (``rng_seed=0``) of
-    the ``n x SNR`` study: :attr:`StudySizes.agreement_samples` runs in float64 with the recursion
+    the ``n x SNR`` study: ``StudySizes.agreement_samples`` runs in float64 with the recursion
     and gd."""
     return engine_agreement(study_grid("n_snr", size), seeds=study_seeds("n_snr", size), mode=list(MODES),
                             base=study_base(size), n_samples=sizes(size).agreement_samples, rng_seed=0, device=device)

@@ -11,11 +11,11 @@ One module per idea; every public name is importable from (and documented under)
 * ``fits`` -- log-log fits with the slope's standard error and a bootstrap over seeds
   (:func:`loglog_fit`, :class:`LogLogFit`);
 * ``sweep`` -- the sweep over ``n`` (:func:`run_regime_sweep`, :class:`RegimeSweep`,
-  :class:`RegimeSize`, :data:`QUANTITIES`);
+  :class:`RegimeSize`, ``QUANTITIES``);
 * ``verdicts`` -- the stage chapters' verdicts re-taken (:func:`revisit_verdicts`,
   :class:`SizeVerdicts`, :func:`stage_slice`);
 * ``chapter`` -- the chapter's experiment: its sizes (:func:`sizes`, :class:`RegimeSizes`,
-  :data:`BY_SIZE`), its scalings (:data:`SCALING`, :data:`CONTROL_SCALING`) and its cached runs
+  ``BY_SIZE``), its scalings (``SCALING``, ``CONTROL_SCALING``) and its cached runs
   (:func:`regime_conditions`, :func:`regime_sweep`, :func:`regime_control`,
   :func:`regime_verdicts`).
 

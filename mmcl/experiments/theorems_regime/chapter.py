@@ -5,9 +5,9 @@ sizes, its two scalings and its cached runs.  The computations are those of the 
 * :func:`~mmcl.experiments.theorems_regime.sizes` -- what each size of
   :data:`~mmcl.experiments.sizes.SIZES` means here
   (:class:`~mmcl.experiments.theorems_regime.RegimeSizes`, one per size in
-  :data:`~mmcl.experiments.theorems_regime.BY_SIZE`);
-* :data:`~mmcl.experiments.theorems_regime.SCALING` and
-  :data:`~mmcl.experiments.theorems_regime.CONTROL_SCALING` -- the chapter's scaling and the
+  ``BY_SIZE``);
+* ``SCALING`` and
+  ``CONTROL_SCALING`` -- the chapter's scaling and the
   control's, with ``d`` raised to what Lemma B.2 asks;
 * :func:`~mmcl.experiments.theorems_regime.regime_conditions` -- Assumption 4.1 at the sweep's
   sizes; :func:`~mmcl.experiments.theorems_regime.regime_sweep`,
@@ -79,7 +79,7 @@ def _scaling(size: str, base: RegimeScaling) -> RegimeScaling:
 
 @functools.lru_cache(maxsize=3)
 def regime_sweep(size: str = "default", device: str = "cpu") -> RegimeSweep:
-    """The chapter's sweep over ``n`` at :data:`SCALING` with the ``sweep_seeds`` of :func:`sizes`
+    """The chapter's sweep over ``n`` at ``SCALING`` with the ``sweep_seeds`` of :func:`sizes`
     (:func:`run_regime_sweep`, cached)."""
     seeds = sizes(size).sweep_seeds
     return run_regime_sweep(sorted(seeds), seeds, _scaling(size, SCALING), device=device)
@@ -87,7 +87,7 @@ def regime_sweep(size: str = "default", device: str = "cpu") -> RegimeSweep:
 
 @functools.lru_cache(maxsize=3)
 def regime_control(size: str = "default", device: str = "cpu") -> RegimeSweep:
-    """The same sweep at :data:`CONTROL_SCALING` (``d`` as Lemma B.2 asks) with the
+    """The same sweep at ``CONTROL_SCALING`` (``d`` as Lemma B.2 asks) with the
     ``control_seeds`` of :func:`sizes` (cached)."""
     seeds = sizes(size).control_seeds
     return run_regime_sweep(sorted(seeds), seeds, _scaling(size, CONTROL_SCALING), device=device)

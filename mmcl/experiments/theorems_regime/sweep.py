@@ -7,7 +7,7 @@ modes, the recursion, recorded at ``floor(T1)`` of Lemma 5.2 / 5.4
 (:func:`mmcl.proofs.predictions.t1_formula`) and at the end, with the end of stage 1 recorded at
 every step (``t1_every=1``); both downstream protocols on the final state
 (:func:`mmcl.downstream.evaluation.evaluate_all`).  The per-seed quantities
-(:data:`~mmcl.experiments.theorems_regime.QUANTITIES`) are fitted against ``n`` with
+(``QUANTITIES``) are fitted against ``n`` with
 :func:`~mmcl.experiments.theorems_regime.loglog_fit` (:mod:`mmcl.experiments.theorems_regime.fits`).
 
 Public: every name in ``__all__``, importable from (and documented under) :mod:`mmcl.experiments.theorems_regime`.
@@ -50,7 +50,7 @@ QUANTITIES = {
 @dataclass
 class RegimeSize:
     """One ``n`` of the sweep: its ``cfg``, ``seeds``, Lemma 5.2's and 5.4's ``T1`` (``t1_formula[mode]``)
-    and ``values[mode][q]`` a ``(S,)`` float64 tensor per quantity ``q`` of :data:`QUANTITIES`."""
+    and ``values[mode][q]`` a ``(S,)`` float64 tensor per quantity ``q`` of ``QUANTITIES``."""
 
     n: int
     cfg: SyntheticConfig
