@@ -14,7 +14,7 @@ start=$SECONDS
 $PY -m pytest tests --ignore=tests/book -q
 echo "    ($((SECONDS - start)) s)"
 
-echo "==> 2/4 building the book (executes every chapter)"
+echo "==> 2/4 building the book (executes every chapter that changed since the last build)"
 start=$SECONDS
 bash scripts/build_book.sh
 echo "    ($((SECONDS - start)) s)"
