@@ -137,3 +137,24 @@ def test_claims_page_filters_by_verdict(browser, server):
     assert unnamed == 0, f"{unnamed} rows name their statement wrongly after filtering"
     shown = browser.execute_script("return document.querySelector('.mmcl-claims-shown').innerText")
     assert f"{total - ours} of {total}" in shown
+
+
+@pytest.mark.book
+def test_theorem_boxes_read_as_titled(browser, server):
+    """A lemma box shows the paper's own number as its title ("Lemma 5.1 of the paper"): no second
+    counter of the book's ("Lemma 1") and no repeated kind ("Lemma Lemma 5.1")."""
+    seen = 0
+    for page in PAGES:
+        if not re.search(r"book/\d\d_", page):
+            continue
+        _open(browser, server, page)
+        titles = browser.execute_script(
+            "return Array.from(document.querySelectorAll('div.proof > p.admonition-title')).map(e => e.innerText.trim());")
+        for t in titles:
+            seen += 1
+            words = t.split()
+            assert len(words) >= 2 and words[0].lower() != words[1].lower(), f"{page}: box titled {t!r}"
+            assert not re.fullmatch(r"(Lemma|Theorem|Proposition|Assumption) \d+( \(.*\))?", t), f"{page}: {t!r}"
+        if page.endswith("03_single_stage1.html"):
+            assert titles[:2] == ["Lemma 5.1 of the paper", "Lemma 5.2 of the paper"], titles[:2]
+    assert seen >= 25, seen
