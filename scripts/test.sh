@@ -8,10 +8,13 @@ cd "$ROOT"
 bash scripts/setup.sh
 PY=.venv/bin/python
 export MMCL_CACHE_DIR="$ROOT/_build/cache"
+# every pytest run's output also goes to this log, from which the last line totals the three runs
+LOG="$ROOT/_build/test-summary.log"
+mkdir -p _build && : > "$LOG"
 
 echo "==> 1/4 library tests"
 start=$SECONDS
-$PY -m pytest tests --ignore=tests/book -q
+$PY -m pytest tests --ignore=tests/book -q 2>&1 | tee -a "$LOG"
 echo "    ($((SECONDS - start)) s)"
 
 echo "==> 2/4 building the book (executes every chapter that changed since the last build)"
@@ -39,7 +42,7 @@ if alt=$(.venv/bin/mmcl codepath --alternative 2>/dev/null); then
 else
   echo "    warning: the CPU's code path ($native) has no other below it: nbval runs under the same one"
 fi
-MMCL_FIGURE_DIR="$ROOT/$NB/figures" $PY -m pytest --nbval-lax -p no:cacheprovider -q "$NB"
+MMCL_FIGURE_DIR="$ROOT/$NB/figures" $PY -m pytest --nbval-lax -p no:cacheprovider -q "$NB" 2>&1 | tee -a "$LOG"
 unset ATEN_CPU_CAPABILITY ONEDNN_MAX_CPU_ISA MKL_ENABLE_INSTRUCTIONS
 echo "    ($((SECONDS - start)) s)"
 
@@ -55,5 +58,17 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
     exit 1
   fi
 fi
-MMCL_REQUIRE_BOOK=1 $PY -m pytest tests/book -q -p no:cacheprovider
+MMCL_REQUIRE_BOOK=1 $PY -m pytest tests/book -q -p no:cacheprovider 2>&1 | tee -a "$LOG"
 echo "    ($((SECONDS - start)) s)"
+
+# the three pytest runs together (library, nbval, browser), as one closing line
+$PY - "$LOG" <<'PYEOF'
+import re, sys
+passed = failed = 0
+for line in open(sys.argv[1], errors="replace"):
+    if re.search(r" in [0-9.]+s", line):  # pytest's summary line, e.g. "699 passed, 46 warnings in 159.37s"
+        passed += sum(int(n) for n in re.findall(r"(\d+) passed", line))
+        failed += sum(int(n) for n in re.findall(r"(\d+) (?:failed|errors?)\b", line))
+print(f"all tests: {passed} passed, {failed} failed")
+sys.exit(1 if failed or not passed else 0)
+PYEOF
