@@ -18,7 +18,6 @@ Imports no layer of ``mmcl``.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Dict, Optional
 
 __all__ = ["CODE_PATHS", "ENV_VARS", "current", "alternative", "environment", "add_parser"]

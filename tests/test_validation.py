@@ -90,3 +90,18 @@ def test_diverging_run_raises_with_step():
     data = mmcl.sample_synthetic(cfg, 0)
     with pytest.raises(mmcl.DivergenceError, match=r"non-finite at step \d+ .*reduce lr"):
         mmcl.simulate(cfg, data, "single", "gd")
+
+
+def test_a_batch_of_draws_is_the_draws_stacked():
+    """sample_synthetic_batch equals stacking each seed's sample_synthetic, field by field."""
+    from mmcl.model.data import SyntheticData, sample_synthetic_batch
+
+    cfg = mmcl.SyntheticConfig(d=60, d_tilde=50, n=12, m=4, M=4, n_test=6, n_heldout=8)
+    batch = sample_synthetic_batch(cfg, [3, 0], dtype=torch.float64)
+    ref = SyntheticData.stack([mmcl.sample_synthetic(cfg, s, dtype=torch.float64) for s in (3, 0)])
+    for name in SyntheticData._SPEC:
+        a, b = getattr(batch, name), getattr(ref, name)
+        assert (a is None and b is None) or torch.equal(a, b), name
+    assert torch.equal(batch.ood.nu, ref.ood.nu)
+    with pytest.raises(ValueError, match="seeds must name at least one seed"):
+        sample_synthetic_batch(cfg, [])

@@ -40,7 +40,7 @@ from mmcl.dynamics import simulate
 from mmcl.dynamics.forward import preactivations
 from mmcl.dynamics.trajectory import Trajectory
 from mmcl.model.config import SyntheticConfig, check_config
-from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic
+from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic_batch
 
 __all__ = ["signal_reading_error", "PARTS", "VARIANTS", "ResponseParts", "OODResponse", "response_parts", "ood_response",
            "ablated_accuracy", "decisive_part", "DownstreamResult", "run_downstream"]
@@ -293,7 +293,7 @@ def run_downstream(cfg: SyntheticConfig = SyntheticConfig(), seeds: Sequence[int
         raise ValueError("nu_cos must name at least one angle")
     check_int("eval_every", eval_every)
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=dtype, device=device, with_ood=False) for s in seeds])
+    data = sample_synthetic_batch(cfg, seeds, dtype=dtype, device=device, with_ood=False)
     oods = {c: OODData(**{f.name: torch.stack([getattr(sample_ood(cfg.replace(nu_cos=c), s, dtype=dtype, device=device), f.name)
                                                for s in seeds]) for f in fields(OODData)})
             for c in angles}

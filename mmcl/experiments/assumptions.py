@@ -28,9 +28,9 @@ from mmcl._utils import check_int, check_number
 from mmcl.dynamics import simulate
 from mmcl.dynamics.trajectory import Trajectory
 from mmcl.experiments.figure1 import final_metrics, one_at_a_time
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import SyntheticData, sample_synthetic_batch
 from mmcl.proofs import assumptions as A
 
 __all__ = ["AssumptionsSizes", "BY_SIZE", "sizes", "DELTA", "config", "AnticoncentrationCurves",
@@ -74,15 +74,7 @@ def config(size: str = "default") -> SyntheticConfig:
     ``tiny`` (for the tests) trains 20 epochs instead of 200 in ``d = d~ = 500`` and scores on 200
     held-out samples instead of 1000."""
     s = sizes(size)
-    cfg = SyntheticConfig()
-    changes = {}
-    if s.n_epochs != cfg.n_epochs:
-        changes["n_epochs"] = s.n_epochs
-    if s.d is not None:
-        changes.update(d=s.d, d_tilde=s.d)
-    if s.n_heldout is not None:
-        changes["n_heldout"] = s.n_heldout
-    return cfg.replace(**changes) if changes else cfg
+    return figure1_config(n_epochs=s.n_epochs, d=s.d, n_heldout=s.n_heldout)
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,7 +134,7 @@ def figure1_runs(size: str = "default", device: str = "cpu") -> Figure1Runs:
     chapter measures the leakage of Lemma D.2 on them; the single-modal run is the baseline of the
     ``C_mu`` sweep)."""
     cfg, seeds = config(size), list(range(sizes(size).seeds))
-    data = SyntheticData.stack([sample_synthetic(cfg, s, device=device) for s in seeds])
+    data = sample_synthetic_batch(cfg, seeds, device=device)
     runs = {mode: simulate(cfg, data, mode, "recursion") for mode in ("single", "multi")}
     return Figure1Runs(seeds=seeds, data=data, runs=runs)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Dict, Tuple
 
 from mmcl.downstream.response import DownstreamResult, run_downstream
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
 
 __all__ = ["PAPER", "TILTED", "DownstreamSizes", "BY_SIZE", "sizes", "config", "downstream_result"]
@@ -59,15 +59,7 @@ def config(size: str = "default") -> SyntheticConfig:
     """The Figure 1 setting (``nu_cos`` is set per OOD set by the experiment); ``tiny`` trains 20
     epochs in ``d = d~ = 500`` and scores 200 held-out samples."""
     s = sizes(size)
-    cfg = SyntheticConfig()
-    changes = {}
-    if s.n_epochs != cfg.n_epochs:
-        changes["n_epochs"] = s.n_epochs
-    if s.d:
-        changes.update(d=s.d, d_tilde=s.d)
-    if s.n_heldout:
-        changes["n_heldout"] = s.n_heldout
-    return cfg.replace(**changes) if changes else cfg
+    return figure1_config(n_epochs=s.n_epochs, d=s.d, n_heldout=s.n_heldout)
 
 
 @functools.lru_cache(maxsize=2)

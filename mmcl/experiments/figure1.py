@@ -22,7 +22,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 import torch
 
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import SyntheticData, sample_synthetic_batch
 from mmcl.dynamics import simulate
 from mmcl.downstream.evaluation import PROTOCOLS, evaluate_all
 from mmcl.dynamics.trajectory import Trajectory
@@ -69,7 +69,7 @@ def run_figure1(cfg: SyntheticConfig = SyntheticConfig(), seeds: Sequence[int] =
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=dtype, device=device) for s in seeds])
+    data = sample_synthetic_batch(cfg, seeds, dtype=dtype, device=device)
     curves = {}
     for mode in modes:
         traj = simulate(cfg, data, mode, engine, progress=progress)
@@ -158,7 +158,7 @@ def compare_protocols(cfg: SyntheticConfig, seeds: Sequence[int], *, device="cpu
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
-    data = SyntheticData.stack([sample_synthetic(cfg, s, device=device) for s in seeds])
+    data = sample_synthetic_batch(cfg, seeds, device=device)
     acc = {}
     for mode in ("single", "multi"):
         traj = simulate(cfg, data, mode, "recursion", record_every=cfg.n_epochs).last()

@@ -24,9 +24,9 @@ from typing import Dict, List
 import torch
 
 from mmcl.dynamics import Trajectory, simulate
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import SyntheticData, sample_synthetic_batch
 from mmcl.proofs import multi_stage1 as sync
 
 __all__ = ["MultimodalSizes", "BY_SIZE", "sizes", "config", "MultimodalRuns", "multimodal_runs", "stage1_end",
@@ -56,9 +56,7 @@ def sizes(size: str = "default") -> MultimodalSizes:
 def config(size: str = "default") -> SyntheticConfig:
     """The chapter's configuration: the Figure 1 settings (tau = 0.1, sigma0 = 0.01, M = 45 are
     ours); ``tiny`` stops after 100 steps instead of 200."""
-    s = sizes(size)
-    cfg = SyntheticConfig()
-    return cfg.replace(n_epochs=s.n_epochs) if s.n_epochs != cfg.n_epochs else cfg
+    return figure1_config(n_epochs=sizes(size).n_epochs)
 
 
 @dataclass
@@ -81,7 +79,7 @@ def multimodal_runs(size: str = "default", device: str = "cpu") -> MultimodalRun
     """Both recursions at :func:`config` with the seeds of ``size`` (cached)."""
     cfg = config(size)
     seeds = list(range(sizes(size).seeds))
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=torch.float64, device=device) for s in seeds])
+    data = sample_synthetic_batch(cfg, seeds, dtype=torch.float64, device=device)
     multi = simulate(cfg, data, "multi", "recursion", record_derivatives=True)
     single = simulate(cfg, data, "single", "recursion")
     return MultimodalRuns(cfg=cfg, seeds=seeds, data=data, multi=multi, single=single,

@@ -25,10 +25,10 @@ from typing import Dict, List
 import torch
 
 from mmcl.dynamics import Trajectory, simulate
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.proofs import scales as scales_
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import SyntheticData, sample_synthetic_batch
 from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs import multi_stage2 as ms2
 from mmcl.proofs.predictions import t1_multi
@@ -63,11 +63,7 @@ def sizes(size: str = "default") -> MultiStage2Sizes:
 def config(size: str = "default") -> SyntheticConfig:
     """The chapter's configuration: the Figure 1 settings (``tau = 0.1``, ``sigma0 = 0.01``,
     ``M = 45`` are ours); ``tiny``: 110 steps instead of 200."""
-    s = sizes(size)
-    cfg = SyntheticConfig()
-    if s.n_epochs != cfg.n_epochs:
-        cfg = cfg.replace(n_epochs=s.n_epochs)
-    return cfg
+    return figure1_config(n_epochs=sizes(size).n_epochs)
 
 
 @dataclass
@@ -93,7 +89,7 @@ def stage2_run(size: str = "default", device: str = "cpu") -> MultiStage2Run:
     """The multi-modal run of :func:`config` at the seeds of ``size`` (cached)."""
     cfg = config(size)
     seeds = list(range(sizes(size).seeds))
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=torch.float64) for s in seeds]).to(device=device)
+    data = sample_synthetic_batch(cfg, seeds, dtype=torch.float64).to(device=device)
     traj = simulate(cfg, data, "multi", "recursion", record_derivatives=True)  # every step: the one-step lemmas
     single = simulate(cfg, data, "single", "recursion", record_every=cfg.n_epochs)
     return MultiStage2Run(cfg=cfg, seeds=seeds, data=data, traj=traj, syn=sync.synchronisation(data, traj),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Dict
 
 from mmcl.experiments.figure1 import Figure1Result, run_figure1
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
 
 __all__ = ["ReadingGuideSizes", "BY_SIZE", "sizes", "config", "figure1_result"]
@@ -43,11 +43,7 @@ def sizes(size: str = "default") -> ReadingGuideSizes:
 
 def config(size: str = "default") -> SyntheticConfig:
     """The chapter's configuration: the Figure 1 settings (``tiny``: 20 epochs instead of 200)."""
-    s = sizes(size)
-    cfg = SyntheticConfig()
-    if s.n_epochs != cfg.n_epochs:
-        cfg = cfg.replace(n_epochs=s.n_epochs)
-    return cfg
+    return figure1_config(n_epochs=sizes(size).n_epochs)
 
 
 @functools.lru_cache(maxsize=2)

@@ -21,7 +21,7 @@ import torch
 
 from mmcl._utils import check_int
 from mmcl.dynamics import MODES, Trajectory, simulate
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model import losses
 from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData, sample_synthetic
@@ -54,8 +54,7 @@ def config(size: str = "default") -> SyntheticConfig:
     """The Figure 1 settings, trained for ``sizes(size).n_epochs`` epochs (``tiny`` also draws 20
     OOD samples instead of 200 and 1000, which the figure does not use)."""
     s = sizes(size)
-    cfg = SyntheticConfig().replace(n_epochs=s.n_epochs)
-    return cfg.replace(n_test=s.n_ood, n_heldout=s.n_ood) if s.n_ood else cfg
+    return figure1_config(n_epochs=s.n_epochs, n_ood=s.n_ood)
 
 
 @dataclass

@@ -24,7 +24,7 @@ import torch
 
 from mmcl.experiments.figure1 import (Figure1Result, ProtocolComparison, compare_protocols, run_figure1,
                                       sensitivity_sweep)
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
 
 __all__ = ["SideBySideSizes", "BY_SIZE", "sizes", "config", "EVAL_EVERY", "figure1_result", "Sensitivity",
@@ -77,15 +77,7 @@ def config(size: str = "default") -> SyntheticConfig:
     ``tiny`` (for the tests) trains 20 epochs instead of 200 in ``d = d~ = 500`` and scores on 200
     held-out samples instead of 1000."""
     s = sizes(size)
-    cfg = SyntheticConfig()
-    changes = {}
-    if s.n_epochs != cfg.n_epochs:
-        changes["n_epochs"] = s.n_epochs
-    if s.d:
-        changes.update(d=s.d, d_tilde=s.d)
-    if s.n_heldout:
-        changes["n_heldout"] = s.n_heldout
-    return cfg.replace(**changes) if changes else cfg
+    return figure1_config(n_epochs=s.n_epochs, d=s.d, n_heldout=s.n_heldout)
 
 
 @functools.lru_cache(maxsize=2)

@@ -19,9 +19,9 @@ from typing import Dict
 import torch
 
 from mmcl.dynamics import simulate
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import sample_synthetic, sample_synthetic_batch
 from mmcl.proofs import preactivations
 from mmcl.proofs import single_stage1 as stage1
 
@@ -54,12 +54,7 @@ def config(size: str = "default") -> SyntheticConfig:
     """The chapter's configuration: the Figure 1 settings (``tiny``: 60 steps instead of 200, and
     20 OOD samples instead of 200 and 1000, which the chapter does not use)."""
     s = sizes(size)
-    cfg = SyntheticConfig()
-    if s.n_epochs != cfg.n_epochs:
-        cfg = cfg.replace(n_epochs=s.n_epochs)
-    if s.n_ood:
-        cfg = cfg.replace(n_test=s.n_ood, n_heldout=s.n_ood)
-    return cfg
+    return figure1_config(n_epochs=s.n_epochs, n_ood=s.n_ood)
 
 
 @functools.lru_cache(maxsize=2)
@@ -79,8 +74,7 @@ def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
     :class:`~mmcl.proofs.single_stage1.SignSetReport`, names as in the chapter) and ``medians``
     (:class:`~mmcl.proofs.single_stage1.CoefficientMedians`)."""
     cfg = config(size)
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=_F64)
-                                for s in range(sizes(size).seeds)]).to(device=device)
+    data = sample_synthetic_batch(cfg, range(sizes(size).seeds), dtype=_F64).to(device=device)
     traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
     hist = preactivations.preactivation_history(traj, data, with_augmented=True)
     bc = stage1.b_coefficients(traj, data, cfg, history=hist)

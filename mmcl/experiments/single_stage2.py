@@ -29,10 +29,10 @@ from typing import Dict, List, Tuple
 import torch
 
 from mmcl.dynamics import Trajectory, simulate
-from mmcl.experiments.sizes import pick
+from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.proofs import scales
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import SyntheticData, sample_synthetic_batch
 from mmcl.proofs import single_stage2 as cv
 from mmcl.proofs.predictions import t1_single
 
@@ -73,9 +73,7 @@ def sizes(size: str = "default") -> Stage2Sizes:
 def config(size: str = "default") -> SyntheticConfig:
     """The chapter's configuration: the Figure 1 settings (tau = 0.1, sigma0 = 0.01, M = 45 are
     ours); ``tiny`` stops after 150 steps instead of 200."""
-    s = sizes(size)
-    cfg = SyntheticConfig()
-    return cfg.replace(n_epochs=s.n_epochs) if s.n_epochs != cfg.n_epochs else cfg
+    return figure1_config(n_epochs=sizes(size).n_epochs)
 
 
 @dataclass
@@ -98,7 +96,7 @@ def stage2_run(size: str = "default", device: str = "cpu") -> Stage2Run:
     cfg = config(size)
     seeds = list(range(sizes(size).seeds))
     f64 = torch.float64
-    data = SyntheticData.stack([sample_synthetic(cfg, s, dtype=f64) for s in seeds]).to(device=device)
+    data = sample_synthetic_batch(cfg, seeds, dtype=f64).to(device=device)
     traj = simulate(cfg, data, "single", "recursion")  # every step recorded: the one-step lemmas need it
     return Stage2Run(cfg=cfg, seeds=seeds, data=data, traj=traj, t1=math.ceil(t1_single(cfg)), T=cfg.n_epochs)
 
@@ -143,7 +141,7 @@ def scale_gap_sweep(cfg: SyntheticConfig, sizes, seeds, *, device="cpu") -> Scal
     by_n = {}
     for n in sizes:
         c = scales.scaled_config(cfg, n)
-        dd = SyntheticData.stack([sample_synthetic(c, s, dtype=f64, with_ood=False) for s in seeds])
+        dd = sample_synthetic_batch(c, seeds, dtype=f64, with_ood=False)
         tr = simulate(c, dd.to(device=device), "single", "recursion", record_every=T)
         by_n[n] = dict(gamma=tr.gamma.abs().amax(-1)[:, -1].cpu(), rho=tr.rho.amax(-2).amin(-1)[:, -1].cpu(),
                        loss=tr.loss[:, -1].cpu(), snr2n=c.n_snr2, init_noise=c.init_noise)

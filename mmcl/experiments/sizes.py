@@ -15,13 +15,18 @@ frozen dataclass, one instance per size in a dict ``BY_SIZE``, and reads it with
     def sizes(size: str = "default") -> Stage1Sizes:
         return pick(BY_SIZE, size)
 
-Public: :data:`SIZES`, :func:`check_size`, :func:`pick`.
+Most chapters run the Figure 1 setting, smaller at ``"tiny"``: :func:`figure1_config` applies a
+size's departures from it.
+
+Public: :data:`SIZES`, :func:`check_size`, :func:`pick`, :func:`figure1_config`.
 """
 from __future__ import annotations
 
-from typing import Mapping, TypeVar
+from typing import Mapping, Optional, TypeVar
 
-__all__ = ["SIZES", "check_size", "pick"]
+from mmcl.model.config import SyntheticConfig
+
+__all__ = ["SIZES", "check_size", "pick", "figure1_config"]
 
 #: The sizes a chapter's experiment (and so each figure) can run at.
 SIZES = ("tiny", "default", "full")
@@ -42,3 +47,20 @@ def pick(by_size: Mapping[str, T], size: str) -> T:
     if set(by_size) != set(SIZES):
         raise ValueError(f"by_size must have exactly the keys {SIZES}, got {tuple(by_size)}")
     return by_size[size]
+
+
+def figure1_config(*, n_epochs: Optional[int] = None, d: Optional[int] = None, n_ood: Optional[int] = None,
+                   n_heldout: Optional[int] = None) -> SyntheticConfig:
+    """The Figure 1 setting (``SyntheticConfig()``: the paper's, plus our ``tau``, ``sigma0``, ``M``)
+    with a size's departures: ``n_epochs`` steps, ``d = d~ = d``, ``n_ood`` test and held-out OOD
+    samples, or ``n_heldout`` held-out ones.  ``None`` (or 0) keeps the setting's value."""
+    changes = {}
+    if n_epochs:
+        changes["n_epochs"] = n_epochs
+    if d:
+        changes.update(d=d, d_tilde=d)
+    if n_ood:
+        changes.update(n_test=n_ood, n_heldout=n_ood)
+    if n_heldout:
+        changes["n_heldout"] = n_heldout
+    return SyntheticConfig().replace(**changes)

@@ -21,7 +21,6 @@ from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.proofs.scales import Stage2Scales
 from mmcl.figures.theme import COLORS, style
 from mmcl.model.config import SyntheticConfig
-from mmcl.proofs import multi_stage2 as ms2
 
 __all__ = ["draw_margins", "draw_telescoping", "draw_scales", "FIGURES"]
 

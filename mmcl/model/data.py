@@ -26,7 +26,7 @@ from mmcl._utils import check_bool, check_int, resolve_device, resolve_dtype
 from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model import span as _span
 
-__all__ = ["SyntheticData", "OODData", "sample_synthetic", "sample_ood"]
+__all__ = ["SyntheticData", "OODData", "sample_synthetic", "sample_synthetic_batch", "sample_ood"]
 
 
 def _shape_check(owner: str, tensors: dict, spec: dict, batched: bool) -> dict:
@@ -442,6 +442,16 @@ def sample_synthetic(cfg: SyntheticConfig, seed: int = 0, *, dtype=torch.float32
     data = SyntheticData(y=y, mu=mu, xi=xi, eps=eps, negatives=negatives, W0=W0,
                          mu_tilde=mu_t, xi_tilde=xi_t, W0_tilde=W0_t, ood=ood)
     return data.to(device=device, dtype=dtype)
+
+
+def sample_synthetic_batch(cfg: SyntheticConfig, seeds: Sequence[int], **kwargs) -> SyntheticData:
+    """The draws of ``seeds`` stacked into one batch (leading ``B``): :func:`sample_synthetic` of
+    each seed with ``kwargs`` (``dtype``, ``device``, ``with_ood``, ``span``), then
+    :meth:`SyntheticData.stack`."""
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    return SyntheticData.stack([sample_synthetic(cfg, s, **kwargs) for s in seeds])
 
 
 def _sample_span(cfg: SyntheticConfig, seed: int, with_ood: bool) -> SyntheticData:

@@ -26,7 +26,7 @@ from mmcl.dynamics import MODES, simulate
 from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
 from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import sample_synthetic_batch
 from mmcl.proofs.predictions import measured_t1, t1_formula
 
 __all__ = ["MODES", "QUANTITIES", "RegimeSize", "RegimeSweep", "run_regime_sweep"]
@@ -95,7 +95,7 @@ def _size_run(n: int, seeds: Sequence[int], scaling: RegimeScaling, device, dtyp
     from mmcl.proofs.scales import ood_feature_snr
 
     cfg = regime_config(n, scaling)
-    data = SyntheticData.stack([sample_synthetic(cfg, s, span=True, dtype=dtype, device=device) for s in seeds])
+    data = sample_synthetic_batch(cfg, seeds, span=True, dtype=dtype, device=device)
     f64 = torch.float64
     t1f, vals = {}, {}
     for mode in MODES:

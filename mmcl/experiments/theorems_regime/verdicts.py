@@ -20,7 +20,7 @@ from mmcl._utils import check_int
 from mmcl.dynamics import Trajectory, simulate
 from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
 from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import SyntheticData, sample_synthetic
+from mmcl.model.data import sample_synthetic_batch
 from mmcl.proofs import multi_stage1 as _ms1
 from mmcl.proofs import predictions as _pred
 from mmcl.proofs import single_stage1 as _ss1
@@ -100,7 +100,7 @@ def _verdicts_at(n: int, seeds, scaling: RegimeScaling, device, dtype, chain: bo
             raise ValueError(f"at n = {n} the {mode}-modal T1 of the paper's formula is {t1:.1f} steps, beyond "
                              f"RegimeScaling.n_epochs = {cfg.n_epochs}: the stage-2 verdicts need a run past T1; "
                              f"raise n_epochs above {math.ceil(t1) + 1} (or RegimeScaling.step)")
-    data = SyntheticData.stack([sample_synthetic(cfg, s, span=True, dtype=dtype, device=device) for s in seeds])
+    data = sample_synthetic_batch(cfg, seeds, span=True, dtype=dtype, device=device)
     # chapter 03_single_stage1: stage 1, single-modal
     traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
     hist = _ss1.preactivation_history(traj, data, with_augmented=True)
