@@ -61,7 +61,8 @@ fi
 MMCL_REQUIRE_BOOK=1 $PY -m pytest tests/book -q -p no:cacheprovider 2>&1 | tee -a "$LOG"
 echo "    ($((SECONDS - start)) s)"
 
-# the three pytest runs together (library, nbval, browser), as one closing line
+echo "==> all four steps in $SECONDS s"
+# the three pytest runs together (library, nbval, browser), as the closing line
 $PY - "$LOG" <<'PYEOF'
 import re, sys
 passed = failed = 0
@@ -69,6 +70,6 @@ for line in open(sys.argv[1], errors="replace"):
     if re.search(r" in [0-9.]+s", line):  # pytest's summary line, e.g. "699 passed, 46 warnings in 159.37s"
         passed += sum(int(n) for n in re.findall(r"(\d+) passed", line))
         failed += sum(int(n) for n in re.findall(r"(\d+) (?:failed|errors?)\b", line))
-print(f"all tests: {passed} passed, {failed} failed")
+print(f"tests: {passed} passed, {failed} failed")
 sys.exit(1 if failed or not passed else 0)
 PYEOF
