@@ -197,3 +197,27 @@ def test_strict_conditions_are_strict():
     at = {c.key: c for c in A.check_assumption41(dataclasses.replace(cfg, sigma_eps=cfg.sigma_xi))}
     assert at["5b"].relation == "<" and not at["5b"].holds
     assert {c.key: c for c in A.check_assumption41(cfg)}["5b"].holds
+
+
+def test_premises_beyond_assumption41_are_evaluated_from_their_printed_forms():
+    """Sec. 3.3, Lemma C.6 and Lemma C.10 as premise rows, against the formulas written out here."""
+    import math
+    from mmcl.proofs.assumptions import premise_conditions, premises, premises_hold
+
+    cfg = mmcl.SyntheticConfig()
+    rows = {c.key: c for c in premise_conditions(cfg)}
+    assert set(rows) == {"3.3", "C.6", "C.10"}
+    assert rows["3.3"].lhs == pytest.approx(10 / (25 / math.sqrt(2000)))  # Figure 1: <nu, mu> = 10
+    assert not rows["3.3"].holds
+    tilted = cfg.replace(nu_cos=cfg.mu_norm / (cfg.nu_norm * math.sqrt(cfg.d)))
+    assert premise_conditions(tilted)[0].lhs == pytest.approx(1.0) and premise_conditions(tilted)[0].holds
+    # Lemma C.10 with C = 202 C_l, C_l = 1.01, m = 50, delta = 0.1: about 1.9e11
+    C = 202 * 1.01
+    assert rows["C.10"].rhs == pytest.approx(8 * C * C * math.log(10) / -math.log(1 - (0.1 / 50) ** 2))
+    assert 1.8e11 < rows["C.10"].rhs < 2.0e11
+    d6 = math.sqrt(300 * math.log(6 * 100 ** 2 / 0.1) / (-math.log(1 - 0.01 / (4 * 100 ** 2)) * math.pi * 0.01 ** 2))
+    assert rows["C.6"].rhs == pytest.approx(d6) and not rows["C.6"].holds
+    assert not premises_hold(cfg, ("3.3",)) and premises_hold(tilted, ("3.3",))
+    assert "3.3" in premises(cfg, ("1a", "3.3"))
+    with pytest.raises(ValueError, match="C.11"):
+        premises(cfg, ("C.11",))

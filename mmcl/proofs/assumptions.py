@@ -34,7 +34,8 @@ __all__ = ["AssumptionConfig", "Condition", "anticoncentration_probability", "an
            "anticoncentration_vacuous_from",
            "lemma_b2_margin", "lemma_b2_min_d", "lemma_b2_failure_bound", "lemma_b2_probability",
            "proof_exponent_single", "proof_exponent_multi", "c_mu_threshold", "check_assumption41",
-           "conditions_markdown", "conditions_html", "premises", "premises_hold", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
+           "conditions_markdown", "conditions_html", "premises", "premises_hold", "premise_conditions",
+           "EXTRA_PREMISES", "NU_CONDITION_MAX", "C10_CONSTANT", "C_MU_PAPER", "N_SNR2_SINGLE_MAX", "N_SNR2_MULTI_MIN"]
 
 C_MU_PAPER = C_MU_THRESHOLD  # Assumption 4.1(7), under the name of this module's tables
 N_SNR2_SINGLE_MAX = 1.8  # proof of Lemma 5.2: n SNR^2 <= 1.8
@@ -352,13 +353,50 @@ def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
     ]
 
 
+#: The premises that proofs use besides Assumption 4.1's 22 conditions (:func:`premise_conditions`).
+EXTRA_PREMISES = ("3.3", "C.6", "C.10")
+#: The constant of Sec. 3.3's ``<nu, mu> = O(||mu||^2/sqrt(d))``, which the paper does not give (ours: 1).
+NU_CONDITION_MAX = 1.0
+#: The constant ``C`` of Lemma C.10 that the proof of Lemma C.11 needs, in units of ``C_l``: ``C = 202 C_l``.
+C10_CONSTANT = 202.0
+
+
+def premise_conditions(cfg: SyntheticConfig, acfg: AssumptionConfig = AssumptionConfig()) -> List[Condition]:
+    """The premises that proofs use besides Assumption 4.1, as :class:`Condition` rows:
+
+    * ``"3.3"`` -- Sec. 3.3's condition on the OOD signal, ``|<nu, mu>| <= C ||mu||^2/sqrt(d)``
+      (``cfg.nu_condition <= NU_CONDITION_MAX``; the constant ``C = 1`` is ours).  It is not an item
+      of Assumption 4.1, but the downstream halves of Theorems 4.2 and 4.3 use it (Appendices C.3, D.3);
+    * ``"C.6"`` -- Lemma C.6's condition ``d >= sqrt(300 log(6n^2/delta) / (-log(1 - delta^2/(4n^2))
+      pi sigma0^2 sigma_xi^2))`` (every ``|<w_r(0), xi_i>|`` bounded away from 0);
+    * ``"C.10"`` -- Lemma C.10's condition ``n >= 8 C^2 log(1/delta) / (-log(1 - (delta/m)^2))`` with the
+      ``C = 202 C_l`` that the proof of Lemma C.11 takes (about ``2e11`` at ``m = 50``, ``delta = 0.1``).
+    """
+    cfg = _cfg(cfg)
+    dl, n, m = acfg.delta, cfg.n, cfg.m
+    L = math.log
+    c6 = math.sqrt(300 * L(6 * n ** 2 / dl) / (-math.log1p(-dl ** 2 / (4 * n ** 2)) * math.pi
+                                               * (cfg.sigma0 * cfg.sigma_xi) ** 2))
+    C = C10_CONSTANT * acfg.c_ell
+    c10 = 8 * C ** 2 * L(1 / dl) / -math.log1p(-(dl / m) ** 2)
+    return [
+        _cond("3.3", "<ν, μ> = O(‖μ‖²/√d)", "|<ν, μ>| ≤ ‖μ‖²/√d (constant 1: ours)", "Sec. 3.3",
+              cfg.nu_condition, "<=", NU_CONDITION_MAX),
+        _cond("C.6", "d ≥ √(300 log(6n²/δ)/(−log(1−δ²/4n²) π σ₀²σ_ξ²))", "as stated", "Lemma C.6", cfg.d, ">=", c6),
+        _cond("C.10", "n ≥ 8C² log(1/δ)/(−log(1−(δ/m)²))", f"with C = {C10_CONSTANT:g} C_ℓ (proof of Lemma C.11)",
+              "Lemma C.10", n, ">=", c10),
+    ]
+
+
 def _conditions(cfg: SyntheticConfig, keys, acfg: AssumptionConfig) -> List[Condition]:
     conds = check_assumption41(cfg, acfg)
     if keys is None:
         return conds
     if isinstance(keys, str):
         keys = (keys,)
-    valid = [c.key for c in conds]
+    if any(k in EXTRA_PREMISES for k in keys):
+        conds = conds + premise_conditions(cfg, acfg)
+    valid = [c.key for c in conds] + [k for k in EXTRA_PREMISES if k not in [c.key for c in conds]]
     unknown = [k for k in keys if k not in valid]
     if unknown:
         raise ValueError(f"keys={list(keys)!r}: {unknown} are not conditions of Assumption 4.1; valid: {valid}")
@@ -375,7 +413,8 @@ def premises(cfg: SyntheticConfig, keys=None, acfg: AssumptionConfig = Assumptio
     """Which conditions of Assumption 4.1 fail at ``cfg``, in words, for the claims register.
 
     ``keys`` restricts the answer to the conditions a statement's proof uses (e.g. ``("1a", "3a",
-    "4c")``); an unknown key is a ValueError.  Returns e.g. ``"Assumption 4.1 fails at this setting
+    "4c")``), which may include the premises beyond Assumption 4.1 (``EXTRA_PREMISES``:
+    :func:`premise_conditions`); an unknown key is a ValueError.  Returns e.g. ``"Assumption 4.1 fails at this setting
     in 11 of 22 conditions: 1a, 1b, ..."`` or ``"the conditions 2a, 6a of Assumption 4.1 hold at this
     setting (delta = 0.1)"``.
     """
