@@ -20,7 +20,10 @@ METHODS = {"upper", "lower", "between", "near", "equal", "roundoff", "true", "se
 
 
 def _reg():
-    return Claims("test", display=False)
+    """A register measuring at Figure 1's setting (where most premises of the paper's lemmas fail)."""
+    import mmcl
+
+    return Claims("test", display=False).setting(mmcl.SyntheticConfig())
 
 
 # -- each kind of claim asserts, elementwise, and records the element closest to failing --------------
@@ -162,8 +165,11 @@ def test_a_scale_makes_the_looseness_rule_independent_of_the_run():
     (dict(verdict="true"), "verdict='true' is not one of"),
     (dict(paper="lemma 5.2"), "must name the paper's statement"),
     (dict(paper="Lemma C.3/C.7"), "must name the paper's statement"),
-    (dict(verdict="fails"), "needs premises=, saying how the statement's premises held"),
-    (dict(verdict="outside"), "needs premises=, saying which of the statement's premises fails"),
+    (dict(verdict="fails"), "contradicts the premises"),
+    (dict(verdict="fails", source="zhang2023mmcl", paper="Lemma 1"), "needs premises=, saying how the statement's"),
+    (dict(verdict="outside", source="zhang2023mmcl", paper="Lemma 1"), "needs premises=, saying which of the"),
+    (dict(verdict="holds", held=False), "disagree"),
+    (dict(verdict="held"), "verdict='held' is not one of"),
     (dict(claim="x"), "state the claim in words"),
     (dict(source="Zhang et al."), "bibliography key"),
 ])
@@ -319,7 +325,7 @@ def test_chapters_state_their_claims_well(chapter):
             calls += 1
             other = "source" in kw and not (isinstance(kw["source"], ast.Constant) and kw["source"].value == cl.MAIN)
             ref = cl.OTHER_REF if other else cl.PAPER_REF
-            for key, check in (("verdict", lambda v: v in cl.VERDICTS), ("paper", ref.match)):
+            for key, check in (("verdict", lambda v: v in cl.TYPED_VERDICTS), ("paper", ref.match)):
                 if isinstance(kw.get(key), ast.Constant):
                     assert check(kw[key].value), f"{chapter.name}: {key}={kw[key].value!r} in {ast.unparse(node)[:90]}"
     assert calls >= 3, f"{chapter.name} states {calls} claims through the register; its checks must use env.claims"
@@ -373,3 +379,60 @@ def test_the_extension_collects_rows_into_the_claims_page(tmp_path):
                             status=None, warning=warnings, freshenv=True)
     app.build()
     assert "section='sec-missing'" in warnings.getvalue()
+
+
+# -- verdicts computed from the premises of the statement at the setting -------------------------
+@pytest.fixture
+def tiny_blueprint(monkeypatch):
+    """A blueprint of three statements: 'Lemma 9.1' (premise 4a: n >= 2500 log 40), 'Lemma 9.2' (no
+    premises of its own, its proof uses Lemma 9.1) and 'Lemma 9.3' (none at all)."""
+    from mmcl.proofs import blueprint as bp
+
+    ok = bp.Audit("valid")
+    sts = (bp.Statement("Lemma 9.1", "lemma", "a lemma with a premise", ok, premises=("4a",)),
+           bp.Statement("Lemma 9.2", "lemma", "a lemma whose proof uses it", ok, proof_uses=("Lemma 9.1",)),
+           bp.Statement("Lemma 9.3", "lemma", "a lemma without premises", ok))
+    monkeypatch.setattr(bp, "STATEMENTS", sts)
+    return bp
+
+
+def test_verdicts_are_computed_from_the_premises_at_the_setting(tiny_blueprint):
+    import mmcl
+
+    small, large = mmcl.SyntheticConfig(), mmcl.SyntheticConfig(n=10000, M=45)  # 4a: n >= 9,222
+    c = Claims("test", display=False)
+    c.setting(small)
+    c.upper("the rate stays below the bound", paper="Lemma 9.2", held=True, observed=0.3, bound=0.5)
+    assert (c.rows[-1].verdict, c.rows[-1].failing) == ("beyond", "4a")  # inherited through the proof
+    c.upper("the rate stays below the bound", paper="Lemma 9.2", held=False, observed=0.3, bound=0.5)
+    assert c.rows[-1].verdict == "outside"
+    c.upper("the rate stays below the bound", paper="Lemma 9.1", held=True, observed=0.3, bound=0.5, setting=large)
+    assert (c.rows[-1].verdict, c.rows[-1].failing) == ("holds", "")
+    c.upper("the rate stays below the bound", paper="Lemma 9.1", held=False, observed=0.3, bound=0.5, setting=large)
+    assert c.rows[-1].verdict == "fails"
+    # over several settings: the premises must hold at every one for 'holds'/'fails'
+    c.upper("the rate stays below the bound", paper="Lemma 9.1", held=True, observed=0.3, bound=0.5,
+            setting=[large, small])
+    assert c.rows[-1].verdict == "beyond"
+    # a statement without premises needs no setting; our measurement is never judged
+    c.setting(None)
+    c.upper("the rate stays below the bound", paper="Lemma 9.3", held=True, observed=0.3, bound=0.5)
+    assert c.rows[-1].verdict == "holds"
+    c.near("about half the rate", paper="Lemma 9.1", verdict="observation", observed=0.5, target=0.5, tol=0.1)
+    assert c.rows[-1].verdict == "observation"
+    with pytest.raises(ValueError, match="give the setting"):
+        c.upper("the rate stays below the bound", paper="Lemma 9.1", held=True, observed=0.3, bound=0.5)
+    # a typed verdict that contradicts the computed premises is an error
+    with pytest.raises(ValueError, match="contradicts the premises.*4a"):
+        c.upper("the rate stays below the bound", paper="Lemma 9.1", verdict="fails", observed=0.3, bound=0.5,
+                setting=small, premises="held")
+    with pytest.raises(ValueError, match="contradicts the premises: every premise"):
+        c.upper("the rate stays below the bound", paper="Lemma 9.1", verdict="outside", observed=0.3, bound=0.5,
+                setting=large, premises="4a")
+    c.upper("the rate stays below the bound", paper="Lemma 9.1", verdict="outside", observed=0.3, bound=0.5,
+            setting=small, premises="4a fails")
+    assert c.rows[-1].verdict == "outside"
+    with pytest.raises(ValueError, match="say what the check observed"):
+        c.upper("the rate stays below the bound", paper="Lemma 9.3", observed=0.3, bound=0.5)
+    with pytest.raises(ValueError, match="setting must be"):
+        c.setting("Figure 1")

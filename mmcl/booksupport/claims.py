@@ -3,12 +3,12 @@
 Every check cell of the book states its claims through a :class:`Claims` object (``env.claims``,
 made by :func:`~mmcl.booksupport.chapter_setup`)::
 
+    claims.setting(cfg)                      # what the following checks measured
     claims.upper("the measured rate stays below the rate Lemma 5.2 guarantees",
-                 paper="Lemma 5.2", verdict="outside", observed=fit.rate, bound=rate_lemma,
-                 premises="Assumption 4.1 fails at Figure 1 (conditions 1b, 4a, ...)")
+                 paper="Lemma 5.2", held=False, observed=fit.rate, bound=rate_lemma)
 
-Each call records one row -- the claim in our words, the paper's statement it concerns, our
-verdict, the observed value, the bound, and the margin -- and raises :class:`ClaimFailed` (an
+Each call records one row -- the claim in our words, the paper's statement it concerns, the
+verdict (computed from the statement's premises at the setting), the observed value, the bound, and the margin -- and raises :class:`ClaimFailed` (an
 ``AssertionError``) when the observation contradicts the claim, so that the chapter stops, the
 build fails and nbval fails.  An array-valued ``observed`` (or ``bound``) is checked elementwise;
 the row records the element closest to failing, and how many elements there are.
@@ -16,17 +16,27 @@ the row records the element closest to failing, and how many elements there are.
 ``paper=`` names a numbered statement of the paper (``"Lemma C.11"``, ``"Theorem 4.2 (1)"``,
 ``"Sec. 3.3"``); ``source=`` (a key of ``references.bib``) says when it is another work's.
 
-**Verdicts** (what the row says of the paper, not of the assertion, which always has to hold):
+**Verdicts are computed, not typed.**  A check states what it observed -- ``held=True`` (the
+statement's conclusion was borne out), ``held=False`` (it was not), or ``verdict="observation"`` (a
+number of ours that the prose gives; ``paper=`` is what it illustrates) -- and the setting it
+measured (``setting=cfg``, or ``claims.setting(cfg)`` for the rows that follow; a list of configs
+for a check over several).  The register evaluates, at that setting, the premises of the statement
+``paper=`` names, as the paper's blueprint lists them (:mod:`mmcl.proofs.blueprint`, transitively:
+the premises of everything its proof uses), and derives the row's verdict:
 
-* ``"holds"`` -- the statement's conclusion is borne out where we measured it.  If a premise of
-  the statement fails there, ``premises=`` says which: the row then shows the statement holding
-  beyond its assumptions;
-* ``"fails"`` -- the conclusion is not borne out although the statement's premises held there
-  (``premises=`` must say how they held): a refutation at that setting;
-* ``"outside"`` -- the conclusion (or a step of its proof) is not borne out, and a premise of the
-  statement fails there (``premises=`` must name it): out of the statement's scope, not a
-  refutation;
-* ``"observation"`` -- a number of ours that the prose gives (``paper=`` is what it illustrates).
+* ``"holds"`` -- the conclusion held and every premise held: support;
+* ``"beyond"`` -- the conclusion held although a premise failed (the row lists which): the statement
+  holding beyond its premises, not support for its proof;
+* ``"fails"`` -- the conclusion was not borne out although every premise held: a refutation there;
+* ``"outside"`` -- the conclusion was not borne out and a premise failed: out of the statement's scope;
+* ``"observation"`` -- our measurement.
+
+A statement whose proof uses premises needs a setting.  The older typed forms ``verdict="holds"``
+(= ``held=True``), ``"fails"`` and ``"outside"`` (= ``held=False``) are read the same way, and one that
+contradicts the computed premises (``"fails"`` where a premise fails, ``"outside"`` where all hold)
+is an error.  ``premises=`` adds words to the computed list.  A statement of another work
+(``source=``) is not in the blueprint: its typed verdict stands, with ``premises=`` required for
+``"fails"``/``"outside"`` as before.
 
 **Looseness.**  A one-sided bound more than 10x from the claim's scale proves little; it is
 refused unless ``paper_bound=True`` says the bound is the paper's own, which the register then
@@ -57,12 +67,18 @@ import re
 from dataclasses import asdict, dataclass
 from typing import List, Optional, Sequence
 
-__all__ = ["Claims", "Claim", "ClaimFailed", "VERDICTS", "PAPER_REF", "render_html", "render_text",
-           "parse_html"]
+from mmcl.model.config import SyntheticConfig
+from mmcl.proofs import blueprint
 
-VERDICTS = ("holds", "fails", "outside", "observation")
-VERDICT_TEXT = {"holds": "holds", "fails": "fails", "outside": "outside the premises",
-                "observation": "our measurement"}
+__all__ = ["Claims", "Claim", "ClaimFailed", "VERDICTS", "TYPED_VERDICTS", "VERDICT_TEXT", "PAPER_REF", "render_html",
+           "render_text", "parse_html"]
+
+#: The verdicts a row carries (computed, :func:`mmcl.proofs.blueprint.verdict`).
+VERDICTS = blueprint.VERDICTS
+VERDICT_TEXT = blueprint.VERDICT_TEXT
+#: The verdicts a check may still type (read as ``held=``, then checked against the computed one).
+TYPED_VERDICTS = ("holds", "fails", "outside", "observation")
+_HELD = {"holds": True, "fails": False, "outside": False, "observation": None}
 #: What ``paper=`` may name: a numbered statement, equation, section, figure or table of the paper.
 PAPER_REF = re.compile(r"^(Lemma|Theorem|Corollary|Assumption|Condition|Definition|Proposition|Eq\.|Eqs\.|"
                        r"Sec\.|Figure|Table|Appendix) \(?([A-Z]\.)?\d+(\.\d+)*\)?[a-z]?( .*)?$")
@@ -100,6 +116,8 @@ class Claim:
     tol: Optional[float] = None  # the tolerance of a "near" claim
     source: str = "huang2024comparison"  # the bibliography key of the work whose statement it is
     high: Optional[float] = None  # the upper end of a "between" claim (``bound`` is the lower)
+    failing: str = ""  # the statement's premise keys that fail at the setting (computed), comma-separated
+    held: Optional[bool] = None  # what the check observed of the conclusion (None: our measurement)
 
     def bound_text(self) -> str:
         if self.kind == "true":
@@ -178,6 +196,7 @@ class Claims:
         self.rows: List[Claim] = []
         self._pending: List[Claim] = []
         self._section = ""
+        self._setting = None
         if display:
             self._install_hook()
 
@@ -189,8 +208,15 @@ class Claims:
         self._section = label
         return self
 
-    def upper(self, claim: str, *, paper: str, verdict: str, observed, bound, strict: bool = False,
-              premises: str = "", note: str = "", paper_bound: bool = False,
+    def setting(self, cfg) -> "Claims":
+        """The configuration(s) the following checks measured (a :class:`~mmcl.model.config.SyntheticConfig`
+        or a list of them; ``None`` clears it): the register evaluates each row's statement's premises
+        there.  A call's own ``setting=`` overrides it."""
+        self._setting = None if cfg is None else _check_setting(cfg)
+        return self
+
+    def upper(self, claim: str, *, paper: str, verdict: str = None, observed, bound, strict: bool = False,
+              held: Optional[bool] = None, setting=None, premises: str = "", note: str = "", paper_bound: bool = False,
               source: str = MAIN, scale=None) -> None:
         """``observed <= bound`` (``<`` with ``strict=True``), elementwise.  ``scale``: the size the
         bound is judged against for looseness (see the module's docstring), one value or one per
@@ -199,11 +225,11 @@ class Claims:
         bnd = _broadcast(obs, _values(bound, "bound"), "bound")
         holds = [(o < b) if strict else (o <= b) for o, b in zip(obs, bnd)]
         margins = [_slack(b - o, b) for o, b in zip(obs, bnd)]
-        self._record(claim, paper, verdict, "upper", obs, bnd, holds, margins, premises, note,
+        self._record(claim, paper, (verdict, held, setting), "upper", obs, bnd, holds, margins, premises, note,
                      paper_bound, "<" if strict else "<=", source=source, scale=_scales(obs, scale))
 
-    def lower(self, claim: str, *, paper: str, verdict: str, observed, bound, strict: bool = False,
-              premises: str = "", note: str = "", paper_bound: bool = False,
+    def lower(self, claim: str, *, paper: str, verdict: str = None, observed, bound, strict: bool = False,
+              held: Optional[bool] = None, setting=None, premises: str = "", note: str = "", paper_bound: bool = False,
               source: str = MAIN, scale=None) -> None:
         """``observed >= bound`` (``>`` with ``strict=True``), elementwise; ``scale`` as in
         :meth:`upper`."""
@@ -211,10 +237,11 @@ class Claims:
         bnd = _broadcast(obs, _values(bound, "bound"), "bound")
         holds = [(o > b) if strict else (o >= b) for o, b in zip(obs, bnd)]
         margins = [_slack(o - b, b) for o, b in zip(obs, bnd)]
-        self._record(claim, paper, verdict, "lower", obs, bnd, holds, margins, premises, note,
+        self._record(claim, paper, (verdict, held, setting), "lower", obs, bnd, holds, margins, premises, note,
                      paper_bound, ">" if strict else ">=", source=source, scale=_scales(obs, scale))
 
-    def between(self, claim: str, *, paper: str, verdict: str, observed, low, high, premises: str = "",
+    def between(self, claim: str, *, paper: str, verdict: str = None, observed, low, high,
+                held: Optional[bool] = None, setting=None, premises: str = "",
                 note: str = "", source: str = MAIN, scale=None) -> None:
         """``low <= observed <= high``, elementwise: a range the prose gives ("a few", "between 37 and
         50").  The element closest to either end must lie within 10x of it; with ``scale=`` (the
@@ -232,11 +259,11 @@ class Claims:
             if hi - lo > 2 * LOOSE_FACTOR * sc:
                 raise ValueError(f"{claim!r}: the range [{lo:g}, {hi:g}] is {(hi - lo) / sc:.3g}x as wide as the "
                                  f"claim's scale {sc:g}; narrow it")
-        self._record(claim, paper, verdict, "between", obs, [lo] * len(obs), holds, margins, premises, note,
+        self._record(claim, paper, (verdict, held, setting), "between", obs, [lo] * len(obs), holds, margins, premises, note,
                      False, f"in [{lo:g}, {hi:g}]", source=source, high=hi, scale=scale)
 
-    def near(self, claim: str, *, paper: str, verdict: str, observed, target, tol=None, rtol=None,
-             premises: str = "", note: str = "", source: str = MAIN) -> None:
+    def near(self, claim: str, *, paper: str, verdict: str = None, observed, target, tol=None, rtol=None,
+             held: Optional[bool] = None, setting=None, premises: str = "", note: str = "", source: str = MAIN) -> None:
         """``|observed - target| <= tol`` (or ``<= rtol * |target|``), elementwise; ``target`` may be an
         array."""
         obs = _values(observed, "observed")
@@ -261,22 +288,24 @@ class Claims:
         holds = [abs(o - t) <= e for o, t, e in zip(obs, tgt, tols)]
         margins = [1.0 - abs(o - t) / e for o, t, e in zip(obs, tgt, tols)]
         worst = min(range(len(obs)), key=lambda k: (holds[k], margins[k]))
-        self._record(claim, paper, verdict, "near", obs, tgt, holds, margins, premises, note, False,
+        self._record(claim, paper, (verdict, held, setting), "near", obs, tgt, holds, margins, premises, note, False,
                             f"within {tols[worst]:g} of", tol=tols[worst], source=source)
 
-    def equal(self, claim: str, *, paper: str, verdict: str, observed, value,
-              premises: str = "", note: str = "", source: str = MAIN) -> None:
+    def equal(self, claim: str, *, paper: str, verdict: str = None, observed, value,
+              held: Optional[bool] = None, setting=None, premises: str = "", note: str = "", source: str = MAIN) -> None:
         """``observed == value`` exactly, elementwise (counts, flags, exact zeros)."""
         obs = _values(observed, "observed")
         val = _broadcast(obs, _values(value, "value"), "value")
         holds = [o == v for o, v in zip(obs, val)]
         margins = [0.0 if h else -1.0 for h in holds]
-        self._record(claim, paper, verdict, "equal", obs, val, holds, margins, premises, note, False, "==",
+        self._record(claim, paper, (verdict, held, setting), "equal", obs, val, holds, margins, premises, note, False, "==",
                             source=source)
 
-    def roundoff(self, claim: str, *, paper: str, observed, tol, verdict: str = "holds",
-                 premises: str = "", note: str = "", source: str = MAIN) -> None:
+    def roundoff(self, claim: str, *, paper: str, observed, tol, verdict: str = None,
+                 held: Optional[bool] = None, setting=None, premises: str = "", note: str = "", source: str = MAIN) -> None:
         """An exactness claim: ``observed <= tol``, where ``tol`` is a round-off tolerance (no 10x rule)."""
+        if verdict is None and held is None:
+            held = True  # an exactness claim states that the identity holds
         obs = _values(observed, "observed")
         tol = float(tol)
         if not tol > 0:
@@ -284,11 +313,11 @@ class Claims:
         bnd = [tol] * len(obs)
         holds = [abs(o) <= tol for o in obs]
         margins = [_slack(tol - abs(o), tol) for o in obs]
-        self._record(claim, paper, verdict, "roundoff", [abs(o) for o in obs], bnd, holds, margins,
+        self._record(claim, paper, (verdict, held, setting), "roundoff", [abs(o) for o in obs], bnd, holds, margins,
                             premises, note, False, "<= (round-off)", source=source)
 
-    def true(self, claim: str, *, paper: str, verdict: str, observed, premises: str = "", note: str = "",
-             source: str = MAIN) -> None:
+    def true(self, claim: str, *, paper: str, verdict: str = None, observed, held: Optional[bool] = None,
+             setting=None, premises: str = "", note: str = "", source: str = MAIN) -> None:
         """A yes/no claim (``observed`` a bool or an array of bools, all of which must be true).
         Prefer a quantitative method where the claim has a number."""
         obs = _values(observed, "observed")
@@ -297,7 +326,7 @@ class Claims:
             raise ValueError(f"{claim!r}: true() takes booleans, got {bad[0]!r}; use upper/lower/near for numbers")
         holds = [o == 1.0 for o in obs]
         margins = [0.0 if h else -1.0 for h in holds]
-        self._record(claim, paper, verdict, "true", obs, [1.0] * len(obs), holds, margins, premises,
+        self._record(claim, paper, (verdict, held, setting), "true", obs, [1.0] * len(obs), holds, margins, premises,
                             note, False, "is true", source=source)
 
     # -- bookkeeping ----------------------------------------------------------------------
@@ -305,7 +334,10 @@ class Claims:
                 relation, tol=None, source=None, high=None, scale=None) -> None:
         if not isinstance(source, str) or not re.match(r"^[a-z][\w-]*\d{4}[a-z]*$", source or MAIN):
             raise ValueError(f"source={source!r} must be a bibliography key of references.bib, e.g. {MAIN!r}")
-        _check_text(claim, paper, verdict, premises, other=(source or MAIN) != MAIN)
+        typed, held, setting = verdict
+        other = (source or MAIN) != MAIN
+        _check_text(claim, paper, typed if typed is not None else "holds", premises if other else "x", other=other)
+        verdict, failing, held = self._verdict(claim, paper, typed, held, setting, premises, other)
         worst = min(range(len(obs)), key=lambda k: (holds[k], margins[k]))
         o, b = obs[worst], bnd[worst]
         if any(math.isnan(v) for v in obs):
@@ -338,11 +370,38 @@ class Claims:
         row = Claim(claim=claim, paper=paper, verdict=verdict, kind=kind, observed=o, bound=b,
                     margin=margins[worst], size=len(obs), premises=premises, note=note,
                     paper_bound=bool(paper_bound), section=self._section, chapter=self.chapter, tol=tol,
-                    source=source or MAIN, high=high)
+                    source=source or MAIN, high=high, failing=", ".join(failing), held=held)
         if kind in ("upper", "lower") and paper_bound:
             row.note = (note + "; " if note else "") + f"the paper's bound, {_ratio(o, b):.3g}x from the observed value"
         self.rows.append(row)
         self._pending.append(row)
+
+    def _verdict(self, claim, paper, typed, held, setting, premises, other):
+        """``(verdict, failing premise keys, held)`` of a row (the module docstring's rules)."""
+        if typed is not None and typed not in TYPED_VERDICTS:
+            raise ValueError(f"verdict={typed!r} is not one of {', '.join(map(repr, TYPED_VERDICTS))} (the verdict "
+                             "itself is computed: give held=True/False and the setting)")
+        if typed is not None and held is not None and _HELD[typed] is not held and typed != "holds":
+            raise ValueError(f"{claim!r}: verdict={typed!r} and held={held!r} disagree; give one of them")
+        if typed is None and held is None:
+            raise ValueError(f"{claim!r}: say what the check observed: held=True (the conclusion of {paper} was borne "
+                             "out), held=False (it was not), or verdict='observation' (a measurement of ours)")
+        if held is None and typed is not None:
+            held = _HELD[typed]
+        if not isinstance(held, (bool, type(None))):
+            raise ValueError(f"held={held!r} must be True, False or None")
+        if other:  # another work's statement: not in the blueprint, its typed verdict stands
+            return (typed or ("holds" if held else "outside" if held is False else "observation")), (), held
+        cfgs = setting if setting is not None else self._setting
+        if setting is not None:
+            cfgs = _check_setting(setting)
+        computed, failing = blueprint.verdict(held, paper, cfgs)
+        if typed in ("fails", "outside") and typed != computed:
+            why = (f"the premises {', '.join(failing)} of {paper} fail at the setting" if failing
+                   else f"every premise of {paper} holds at the setting")
+            raise ValueError(f"{claim!r}: verdict={typed!r} contradicts the premises: {why}, so the verdict is "
+                             f"{computed!r}; state held=False and let the register decide")
+        return computed, failing, held
 
     def pending(self) -> List[Claim]:
         """The claims recorded since the last display (and forget them)."""
@@ -371,6 +430,14 @@ class Claims:
 
         show._mmcl_claims = True  # type: ignore[attr-defined]
         ip.events.register("post_execute", show)
+
+
+def _check_setting(cfg):
+    """A :class:`~mmcl.model.config.SyntheticConfig` or a non-empty list of them (the setting of a row)."""
+    cfgs = [cfg] if isinstance(cfg, SyntheticConfig) else cfg
+    if not isinstance(cfgs, (list, tuple)) or not cfgs or not all(isinstance(c, SyntheticConfig) for c in cfgs):
+        raise ValueError(f"setting must be a SyntheticConfig or a non-empty list of them, got {type(cfg).__name__}")
+    return cfg if isinstance(cfg, SyntheticConfig) else list(cfgs)
 
 
 def _scales(obs: List[float], scale) -> Optional[List[float]]:
@@ -408,8 +475,8 @@ def _ratio(o: float, b: float) -> float:
 def _check_text(claim, paper, verdict, premises, other=False) -> None:
     if not isinstance(claim, str) or len(claim.strip()) < 8:
         raise ValueError(f"claim={claim!r}: state the claim in words (at least a short sentence)")
-    if verdict not in VERDICTS:
-        raise ValueError(f"verdict={verdict!r} is not one of {', '.join(map(repr, VERDICTS))}")
+    if verdict not in TYPED_VERDICTS:
+        raise ValueError(f"verdict={verdict!r} is not one of {', '.join(map(repr, TYPED_VERDICTS))}")
     if other:
         if not isinstance(paper, str) or not OTHER_REF.match(paper):
             raise ValueError(f"paper={paper!r} must name the cited work's statement, e.g. 'Theorem 3.8' or "
@@ -435,7 +502,8 @@ def render_text(rows: Sequence[Claim]) -> str:
     lines = []
     for r in rows:
         lines.append(f"[{VERDICT_TEXT[r.verdict]}] {r.paper}: {r.claim} -- observed {_fmt(r.observed)}"
-                     f" ({r.bound_text()})" + (f" over {r.size} values" if r.size > 1 else ""))
+                     f" ({r.bound_text()})" + (f" over {r.size} values" if r.size > 1 else "")
+                     + (f"; failing premises: {r.failing}" if r.failing else ""))
     return "\n".join(lines)
 
 
@@ -444,7 +512,8 @@ def render_html(rows: Sequence[Claim]) -> str:
     data = html.escape(json.dumps([_row_dict(r) for r in rows]), quote=True)
     body = "".join(
         f"<tr><td>{html.escape(r.paper)}</td><td>{html.escape(r.claim)}</td>"
-        f"<td class='mmcl-verdict mmcl-{r.verdict}'>{VERDICT_TEXT[r.verdict]}</td>"
+        f"<td class='mmcl-verdict mmcl-{r.verdict}'>{VERDICT_TEXT[r.verdict]}"
+        + (f"<br><small>fails here: {html.escape(r.failing)}</small>" if r.failing else "") + "</td>"
         f"<td>{_fmt(r.observed)}{' (worst of ' + str(r.size) + ')' if r.size > 1 else ''}</td>"
         f"<td>{html.escape(r.bound_text())}</td></tr>" for r in rows)
     return (f"<table class='mmcl-claims table' {ATTR}=\"{data}\"><thead><tr><th>paper</th><th>claim</th>"

@@ -108,7 +108,51 @@ def _merge_claims(app, env, docnames, other) -> None:
 
 
 def _rewrite_claims_page(app, env):
-    return [CLAIMS_DOC] if CLAIMS_DOC in env.found_docs else []
+    return [d for d in (CLAIMS_DOC, BLUEPRINT_DOC) if d in env.found_docs]
+
+
+# -- the blueprint -------------------------------------------------------------------------------
+BLUEPRINT_DOC = "book/blueprint"
+
+
+class blueprint_graph(nodes.General, nodes.Element):
+    """Where the Blueprint page's graph and table go (replaced when the page is written)."""
+
+
+class BlueprintDirective(Directive):
+    has_content = False
+
+    def run(self):
+        return [blueprint_graph("")]
+
+
+def _resolve_blueprint(app, doctree, fromdocname) -> None:
+    from sphinx.util import logging
+
+    from mmcl.booksupport.blueprint_page import render_page
+    from mmcl.proofs import blueprint as bp
+
+    log = logging.getLogger(__name__)
+    found = list(doctree.findall(blueprint_graph))
+    if not found:
+        return
+    env = app.env
+    labels = env.get_domain("std").labels
+    rows = [r for doc in sorted(getattr(env, "mmcl_claims", {})) for r in env.mmcl_claims[doc]]
+    links, claims_links = {}, {}
+    for s in bp.STATEMENTS:
+        if s.section:
+            if s.section not in labels:
+                log.warning(f"blueprint: section={s.section!r} of {s.key!r} is not a label of the book",
+                            location=fromdocname)
+            else:
+                doc, anchor, _ = labels[s.section]
+                links[s.key] = app.builder.get_relative_uri(fromdocname, doc) + (f"#{anchor}" if anchor else "")
+        if CLAIMS_DOC in env.found_docs:
+            claims_links[s.key] = (app.builder.get_relative_uri(fromdocname, CLAIMS_DOC)
+                                   + "#" + _anchor(_statement_name(s.key)))
+    for node in found:
+        node.replace_self(nodes.raw("", render_page(rows, links, claims_links), format="html"))
 
 
 _ORDER = ["Sec.", "Eq.", "Eqs.", "Assumption", "Condition", "Definition", "Theorem", "Corollary", "Lemma",
@@ -215,7 +259,8 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                 title = tex_plain(env.titles[doc].astext()) if doc in env.titles else doc
                 chapter = title.split(":")[0]  # "Single-modal learning, stage 1: noise is ..." -> its head
                 where = tex_plain(where)
-                notes = "; ".join(x for x in (r.get("premises", ""), r.get("note", "")) if x)
+                fail = f"failing premises here: {r['failing']}" if r.get("failing") else ""
+                notes = "; ".join(x for x in (fail, r.get("premises", ""), r.get("note", "")) if x)
                 # every row names its statement (so a filtered view still does); the repeats are blank
                 # until the verdict filter (mmcl-claims.js) makes a row the first visible one of its group
                 head = (f"<td class='mmcl-statement{' mmcl-repeat' if k else ''}'"
@@ -248,6 +293,9 @@ def setup(app):
     app.connect("builder-inited", _figures_page)
     app.add_node(claims_table)
     app.add_directive("mmcl-claims", ClaimsDirective)
+    app.add_node(blueprint_graph)
+    app.add_directive("mmcl-blueprint", BlueprintDirective)
+    app.connect("doctree-resolved", _resolve_blueprint)
     app.connect("doctree-read", _collect_claims)
     app.connect("env-purge-doc", _purge_claims)
     app.connect("env-merge-info", _merge_claims)

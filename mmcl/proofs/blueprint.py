@@ -35,7 +35,7 @@ from mmcl.proofs.assumptions import (EXTRA_PREMISES, AssumptionConfig, Condition
 
 __all__ = ["KINDS", "AUDITS", "AUDIT_TEXT", "Audit", "Statement", "STATEMENTS", "statement", "resolve",
            "premise_keys", "failing_premises", "verdict", "VERDICTS", "VERDICT_TEXT", "edges", "gaps",
-           "check_blueprint"]
+           "check_blueprint", "layout", "measured_verdict"]
 
 KINDS = ("definition", "assumption", "lemma", "proposition", "theorem", "step")
 AUDITS = ("valid", "gap-inside", "gap-outside", "not-audited")
@@ -254,3 +254,62 @@ def check_blueprint(statements: Iterable[Statement] = None) -> None:
 
     for k in keys:
         visit(k, [])
+
+
+def layout(statements: Sequence[Statement] = None, sweeps: int = 8) -> Dict[str, Tuple[int, float]]:
+    """Layered coordinates of the graph for drawing, ``{key: (layer, position)}``: a statement's
+    layer is one more than the deepest statement it uses (premises at layer 0, the theorems last),
+    and the order within a layer comes from ``sweeps`` passes of the barycentre heuristic (each node
+    moved to the mean position of its neighbours in the previous, then the next layer), which
+    keeps edges short and crossings few.  Positions are ranks ``0, 1, ...`` within a layer.
+    Deterministic: ties keep the order of ``STATEMENTS``."""
+    sts = list(STATEMENTS if statements is None else statements)
+    check_blueprint(sts)
+    by = {s.key: s for s in sts}
+    deps = {s.key: [u for u in s.uses + s.proof_uses if u in by] for s in sts}
+    layer: Dict[str, int] = {}
+
+    def depth(k):
+        if k not in layer:
+            layer[k] = 1 + max((depth(u) for u in deps[k]), default=-1)
+        return layer[k]
+
+    for s in sts:
+        depth(s.key)
+    n_layers = 1 + max(layer.values(), default=0)
+    rows = [[s.key for s in sts if layer[s.key] == j] for j in range(n_layers)]
+    users = {s.key: [] for s in sts}
+    for k, ds in deps.items():
+        for u in ds:
+            users[u].append(k)
+    index = {k: float(i) for row in rows for i, k in enumerate(row)}
+    for sweep in range(sweeps):
+        down = sweep % 2 == 0
+        order = range(1, n_layers) if down else range(n_layers - 2, -1, -1)
+        for j in order:
+            def bary(k):
+                nb = deps[k] if down else users[k]
+                return sum(index[x] for x in nb) / len(nb) if nb else index[k]
+            rows[j] = sorted(rows[j], key=lambda k: (bary(k), index[k]))
+            for i, k in enumerate(rows[j]):
+                index[k] = float(i)
+    return {k: (layer[k], index[k]) for k in layer}
+
+
+#: How the rows of one statement combine into its measured verdict (the first that occurs wins).
+_MEASURED_ORDER = ("fails", "holds", "beyond", "outside")
+
+
+def measured_verdict(verdicts: Iterable[str]) -> str:
+    """One statement's measured verdict from its register rows' verdicts: ``"fails"`` if any row
+    refutes it where its premises hold, else ``"holds"`` if one bears it out there, else ``"beyond"``
+    (borne out only where a premise fails), ``"outside"`` (not borne out, a premise failing), or
+    ``""`` (no row judges it: observations only, or no rows)."""
+    vs = set(verdicts)
+    unknown = vs - set(VERDICTS)
+    if unknown:
+        raise ValueError(f"verdicts {sorted(unknown)} are not among {VERDICTS}")
+    for v in _MEASURED_ORDER:
+        if v in vs:
+            return v
+    return ""

@@ -1,0 +1,81 @@
+"""The Blueprint page's pieces (mmcl.booksupport.blueprint_page) and the graph's layout
+(mmcl.proofs.blueprint.layout, measured_verdict), on a small blueprint of our own."""
+import re
+
+import pytest
+
+from mmcl.booksupport import blueprint_page as page
+from mmcl.proofs import blueprint as bp
+
+
+@pytest.fixture
+def small(monkeypatch):
+    sts = (bp.Statement("Assumption 4.1 (4)", "assumption", "sample sizes", bp.Audit("valid"), premises=("4a",)),
+           bp.Statement("Lemma C.9", "lemma", "a bound on B(0)", bp.Audit("gap-inside", "the Bernstein step",
+                                                                        "E B(0) grows like n"), section="sec-x"),
+           bp.Statement("Lemma C.10", "lemma", "init noise above B(0)/n", bp.Audit("not-audited"),
+                        proof_uses=("Lemma C.9",), premises=("C.10",)),
+           bp.Statement("Theorem 4.2 (1)", "theorem", "the loss goes to 0", bp.Audit("valid"),
+                        uses=("Assumption 4.1 (4)",), proof_uses=("Lemma C.10",)))
+    monkeypatch.setattr(bp, "STATEMENTS", sts)
+    return sts
+
+
+def test_layout_puts_every_statement_right_of_what_it_uses(small):
+    pos = bp.layout()
+    for src, dst, _ in bp.edges():
+        assert pos[src][0] < pos[dst][0], (src, dst)
+    assert pos["Theorem 4.2 (1)"][0] == 2 and pos["Lemma C.9"][0] == 0
+    # positions within a layer are distinct ranks
+    for layer in {p[0] for p in pos.values()}:
+        ranks = sorted(p[1] for p in pos.values() if p[0] == layer)
+        assert ranks == list(range(len(ranks)))
+
+
+def test_a_cycle_or_an_unknown_edge_is_refused(small, monkeypatch):
+    a = bp.Statement("Lemma C.1", "lemma", "one", bp.Audit("valid"), uses=("Lemma C.2",))
+    b = bp.Statement("Lemma C.2", "lemma", "two", bp.Audit("valid"), proof_uses=("Lemma C.1",))
+    with pytest.raises(ValueError, match="cycle"):
+        bp.check_blueprint([a, b])
+    with pytest.raises(ValueError, match="not a statement of the blueprint"):
+        bp.check_blueprint([a])
+    with pytest.raises(ValueError, match="needs the step and the reason"):
+        bp.Audit("gap-inside")
+    with pytest.raises(ValueError, match="not condition keys"):
+        bp.Statement("Lemma C.3", "lemma", "x", bp.Audit("valid"), premises=("9z",))
+
+
+def test_measured_verdict_prefers_a_refutation_then_support_inside_the_premises():
+    assert bp.measured_verdict(["outside", "holds", "fails"]) == "fails"
+    assert bp.measured_verdict(["outside", "beyond", "holds", "observation"]) == "holds"
+    assert bp.measured_verdict(["outside", "beyond"]) == "beyond"
+    assert bp.measured_verdict(["observation"]) == ""
+    with pytest.raises(ValueError, match="not among"):
+        bp.measured_verdict(["ok"])
+
+
+def test_rows_count_for_the_statements_they_name_and_the_svg_marks_them(small):
+    rows = [dict(paper="Theorem 4.2 (1)", verdict="beyond"), dict(paper="Lemma C.10", verdict="outside"),
+            dict(paper="Lemma C.10", verdict="outside"), dict(paper="Eq. (11)", verdict="holds"),
+            dict(paper="Lemma 1", verdict="holds", source="zhang2023mmcl")]
+    counts = page.measured(rows)
+    assert counts == {"Theorem 4.2 (1)": {"beyond": 1}, "Lemma C.10": {"outside": 2}}
+    verdicts = {k: bp.measured_verdict(c) for k, c in counts.items()}
+    svg = page.render_svg(None, verdicts, {"Lemma C.9": "chapter.html#sec-x"})
+    nodes = re.findall(r'<g class="mmcl-node" data-key="([^"]+)" data-audit="([^"]+)" data-verdict="([^"]*)"', svg)
+    assert sorted(nodes) == sorted([("Assumption 4.1 (4)", "valid", ""), ("Lemma C.9", "gap-inside", ""),
+                                    ("Lemma C.10", "not-audited", "outside"), ("Theorem 4.2 (1)", "valid", "beyond")])
+    assert len(re.findall(r"<path d=\"M[0-9.]+,[0-9.]+ C", svg)) == 3 and svg.count('stroke-dasharray="2,3"') == 2  # two proof-only edges
+    assert '<a href="chapter.html#sec-x">' in svg and "E B(0) grows like n" in svg
+    table = page.render_table(counts, claims_links={"Lemma C.10": "claims.html#claims-lemma-c-10"})
+    assert "2 outside the premises" in table and "claims.html#claims-lemma-c-10" in table
+    assert "gap inside the premises" in table and "the Bernstein step" in table
+    full = page.render_page(rows)
+    assert "4 statements, 3 edges" in full and "<b>1</b> gap inside the premises" in full
+
+
+def test_short_labels():
+    assert page.short_label("Lemma C.10") == "C.10"
+    assert page.short_label("Theorem 4.3 (2)") == "Thm 4.3 (2)"
+    assert page.short_label("Assumption 4.1 (6)") == "A4.1 (6)"
+    assert page.short_label("Proposition C.13") == "Prop. C.13"
