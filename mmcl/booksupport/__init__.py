@@ -13,8 +13,9 @@ Environment variables (documented in the README):
 * ``MMCL_FIGURE_DIR`` -- where figures are written; default ``<repo>/_build/extra/figures``
   (copied into the HTML as ``figures/``), never the source tree.
 
-Public for chapters: :func:`chapter_setup` and the claims register; the Sphinx extension and
-``notebooks`` are internal to the build and the command line.
+Public for chapters: :func:`chapter_setup` and the claims register; the Sphinx extension,
+``blueprint_page`` (the Blueprint page it renders) and ``notebooks`` are internal to the build and
+the command line.
 """
 from __future__ import annotations
 

@@ -16,27 +16,14 @@ import html
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
+from mmcl.figures.theme import AUDIT_FILL, VERDICT_STROKE
 from mmcl.proofs import blueprint as bp
+from mmcl.proofs.blueprint import short_label
 
-__all__ = ["AUDIT_FILL", "VERDICT_STROKE", "short_label", "measured", "render_svg", "render_table", "render_legend",
+__all__ = ["measured", "render_svg", "render_table", "render_legend",
            "render_page"]
 
-#: Fill by proof audit (Okabe-Ito tints: readable projected and for colour-blind readers).
-AUDIT_FILL = {"valid": "#cfe8dc", "gap-inside": "#f4c7c0", "gap-outside": "#f9e2b0", "not-audited": "#eeeeee"}
-#: Border by measured verdict (``""``: no row judges the statement).
-VERDICT_STROKE = {"holds": ("#007a5a", 3.0, ""), "beyond": ("#2e6da4", 3.0, ""), "fails": ("#c0392b", 3.5, ""),
-                  "outside": ("#a06a00", 2.5, "5,3"), "": ("#888888", 1.0, "")}
 _W, _H, _DX, _DY, _PAD = 74.0, 24.0, 96.0, 32.0, 14.0
-
-
-def short_label(key: str) -> str:
-    """The node's text: ``"Lemma C.10"`` -> ``"C.10"``, ``"Theorem 4.3 (2)"`` -> ``"Thm 4.3 (2)"``,
-    ``"Assumption 4.1 (6)"`` -> ``"A4.1 (6)"``, ``"Appendix D.3"`` -> ``"App. D.3"``."""
-    for long, short in (("Lemma ", ""), ("Proposition ", "Prop. "), ("Theorem ", "Thm "),
-                        ("Assumption ", "A"), ("Appendix ", "App. "), ("Corollary ", "Cor. ")):
-        if key.startswith(long):
-            return short + key[len(long):]
-    return key
 
 
 def measured(rows: Iterable[Mapping]) -> Dict[str, Dict[str, int]]:

@@ -77,8 +77,9 @@ def plot_blueprint(verdicts=None):
     from matplotlib.lines import Line2D
     from matplotlib.patches import FancyBboxPatch, Patch
 
-    from mmcl.booksupport.blueprint_page import AUDIT_FILL, VERDICT_STROKE, short_label
+    from mmcl.figures.theme import AUDIT_FILL, VERDICT_STROKE
     from mmcl.proofs import blueprint as bp
+    from mmcl.proofs.blueprint import short_label
 
     verdicts = dict(verdicts or {})
     pos = bp.layout()

@@ -8,6 +8,8 @@
 * :mod:`mmcl.proofs.multi_stage2` -- multi-modal stage 2 (Lemmas D.11-D.15: the comparators, convergence);
 * :mod:`mmcl.proofs.scales` -- what stage 2 leaves: signal and noise after training, both modes;
 * :mod:`mmcl.proofs.assumptions` -- Assumption 4.1 written out, Lemmas B.1-B.2;
+* :mod:`mmcl.proofs.blueprint` -- the paper's statements as a dependency graph, the premises each
+  proof uses and our audit of each proof, from which the claims register computes its verdicts;
 * :mod:`mmcl.proofs.predictions` -- the closed-form predictions of the lemmas (growth rates, T1) and
   the stage-1 race of signal against noise at uniform loss derivatives.
 

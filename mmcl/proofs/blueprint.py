@@ -35,7 +35,7 @@ from mmcl.proofs.assumptions import (EXTRA_PREMISES, AssumptionConfig, Condition
 
 __all__ = ["KINDS", "AUDITS", "AUDIT_TEXT", "Audit", "Statement", "STATEMENTS", "statement", "resolve",
            "premise_keys", "failing_premises", "verdict", "VERDICTS", "VERDICT_TEXT", "edges", "gaps",
-           "check_blueprint", "layout", "measured_verdict"]
+           "check_blueprint", "layout", "measured_verdict", "short_label"]
 
 KINDS = ("definition", "assumption", "lemma", "proposition", "theorem", "step")
 AUDITS = ("valid", "gap-inside", "gap-outside", "not-audited")
@@ -313,3 +313,13 @@ def measured_verdict(verdicts: Iterable[str]) -> str:
         if v in vs:
             return v
     return ""
+
+
+def short_label(key: str) -> str:
+    """The node's text: ``"Lemma C.10"`` -> ``"C.10"``, ``"Theorem 4.3 (2)"`` -> ``"Thm 4.3 (2)"``,
+    ``"Assumption 4.1 (6)"`` -> ``"A4.1 (6)"``, ``"Appendix D.3"`` -> ``"App. D.3"``."""
+    for long, short in (("Lemma ", ""), ("Proposition ", "Prop. "), ("Theorem ", "Thm "),
+                        ("Assumption ", "A"), ("Appendix ", "App. "), ("Corollary ", "Cor. ")):
+        if key.startswith(long):
+            return short + key[len(long):]
+    return key
