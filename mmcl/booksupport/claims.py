@@ -48,7 +48,9 @@ what is compared.  Whether the book builds then never depends on how well two nu
 agree in one run (``|a - b| <= 0.03`` with a spread of 0.01 is a tight claim, even on a day when
 ``a - b`` is 0.0009).  Judged against a scale, only a bound on the permissive side counts as loose
 (an upper bound above ten times the scale, a lower bound below a tenth of it); a range
-(:meth:`Claims.between`) may then be at most twenty times the scale wide.  (An integer count within one unit of an
+(:meth:`Claims.between`) may then be at most twenty times the scale wide.  A loose paper bound that
+holds is recorded as *our measurement*, not as support: a check that cannot fail says nothing for
+the statement.  (An integer count within one unit of an
 integer bound, such as 0 against "at most 1", is tight.)  Round-off checks (:meth:`Claims.roundoff`)
 are exempt: their bound is a tolerance.  A tolerance (:meth:`Claims.near`) wider than the target's
 magnitude is refused for the same reason.
@@ -373,6 +375,10 @@ class Claims:
                     source=source or MAIN, high=high, failing=", ".join(failing), held=held)
         if kind in ("upper", "lower") and paper_bound:
             row.note = (note + "; " if note else "") + f"the paper's bound, {_ratio(o, b):.3g}x from the observed value"
+            if _ratio(o, b) > LOOSE_FACTOR and row.verdict in ("holds", "beyond"):
+                # a bound this far from the observation cannot fail here: it is no support for the statement
+                row.verdict, row.failing = "observation", ""
+                row.note += " (too loose to fail here: recorded as a measurement, not as support)"
         self.rows.append(row)
         self._pending.append(row)
 
