@@ -172,8 +172,8 @@ STATEMENTS: Tuple[Statement, ...] = (
     # ---- Appendix C: single-modal ---------------------------------------------------------------
     _S("Lemma 5.1", "lemma", "the signal and noise coefficients of Eq. (11) follow explicit one-step recursions "
        "under gradient descent on Eq. (6)",
-       _A("valid", reason="project the gradient step onto mu and each xi_i; the book's Eq. (12)/(13) rows "
-          "reproduce the recursions"), uses=("Eq. (11)", "Eq. (6)"), section="sec-stage1-recursion"),
+       _A("valid", reason="project the gradient step onto mu and each xi_i; the recursion equals gradient "
+          "descent to float64 roundoff (sec-stage1-recursion's check cell)"), uses=("Eq. (11)", "Eq. (6)"), section="sec-stage1-recursion"),
     _S("Lemma C.1", "lemma", "while the coefficients are O(1), each neuron's overlap with xi_i (mu) equals its "
        "noise (signal) coefficient up to O(sqrt(log/d) n)",
        _A("not-audited", reason=_NA), proof_uses=("Lemma B.5",), section="sec-stage1-sign-sets"),
@@ -287,7 +287,7 @@ STATEMENTS: Tuple[Statement, ...] = (
     _S("Lemma 5.3", "lemma", "the coefficients of both encoders follow coupled one-step recursions under "
        "gradient descent on Eq. (9)",
        _A("valid", reason="projection of the gradient step; the printed statement swaps two indices, the "
-          "appendix's proofs use the consistent form"), uses=("Eq. (11)", "Eq. (9)"),
+          "appendix's proofs use the consistent form, which equals gradient descent to float64 roundoff"), uses=("Eq. (11)", "Eq. (9)"),
        section="sec-multimodal-recursions"),
     _S("Lemma D.1", "lemma", "while all coefficients are O(1), the multi-modal loss derivatives lie within a "
        "constant factor C_l of 1/(M+1)",
