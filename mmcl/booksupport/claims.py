@@ -387,7 +387,7 @@ class Claims:
         if typed is not None and typed not in TYPED_VERDICTS:
             raise ValueError(f"verdict={typed!r} is not one of {', '.join(map(repr, TYPED_VERDICTS))} (the verdict "
                              "itself is computed: give held=True/False and the setting)")
-        if typed is not None and held is not None and _HELD[typed] is not held and typed != "holds":
+        if typed is not None and held is not None and _HELD[typed] is not held:
             raise ValueError(f"{claim!r}: verdict={typed!r} and held={held!r} disagree; give one of them")
         if typed is None and held is None:
             raise ValueError(f"{claim!r}: say what the check observed: held=True (the conclusion of {paper} was borne "

@@ -253,9 +253,9 @@ STATEMENTS: Tuple[Statement, ...] = (
     _S("Lemma C.16", "lemma", "on [T1, T*] the comparator's positive logit exceeds 2 log(2M/eps) and every "
        "negative one stays below log(2M/eps)",
        _A("not-audited", reason=_NA + "; its proof takes the stage-1 end state (average activation >= 2) from "
-          "Lemmas C.11-C.12 (no edge: Lemma D.13 reuses this proof with Lemma 5.4's end state)", route="at Figure 1 the average activation is 0.2-0.7, and no lambda meets both "
-          "inequalities (sec-stage2-downstream)"),
-       proof_uses=("Lemma B.5",), section="sec-stage2-comparator"),
+          "Lemma 5.2 (Lemmas C.11-C.12); Lemma D.13 reuses the argument with Lemma 5.4's end state", route="at Figure 1 "
+          "the average activation is 0.2-0.7, and no lambda meets both inequalities (sec-stage2-downstream)"),
+       proof_uses=("Lemma B.5", "Lemma 5.2"), section="sec-stage2-comparator"),
     _S("Lemma C.17", "lemma", "each step brings the weights closer to W* by eta times the loss, minus eta eps",
        _A("not-audited", reason=_NA, route="with the paper's lambda it fails at every step at Figure 1, because "
           "C.16 does (sec-stage2-downstream)"),
@@ -363,7 +363,7 @@ STATEMENTS: Tuple[Statement, ...] = (
           "= -theta_r and its term theta_r y_i relu'(.) relu(.) is negative, not >= 0, so I_1 needs (1/m)(sum over "
           "in-step A_r minus sum over those neurons) >= 2: about half the neurons start out of step, at any n",
           route="with the signs read at T1 the margins are closer but still below 2L in the runs (sec-mm2-margins)"),
-       proof_uses=("Lemma C.16", "Lemma 5.4"), section="sec-mm2-margins"),
+       proof_uses=("Lemma 5.4", "Lemma B.5"), section="sec-mm2-margins"),  # C.16's argument, not its conclusion
     _S("Lemma D.14", "lemma", "each step brings both encoders closer to their comparators by eta times the loss, "
        "minus 2 eta eps",
        _A("gap-inside", step="the comparators with theta_r, theta~_r read at t = 0 (Lemma D.13)",
@@ -371,7 +371,8 @@ STATEMENTS: Tuple[Statement, ...] = (
           "won (sign at T1 = -theta_r) whatever n is",
           route="the second network's inequality fails at every step even with the signs at T1 in the runs "
           "(sec-mm2-telescoping)"),
-       proof_uses=("Lemma C.17", "Lemma D.13", "Lemma D.11"), section="sec-mm2-telescoping"),
+       proof_uses=("Lemma D.13", "Lemma D.11", "Lemma C.14"),  # C.17's argument, not its conclusion
+       section="sec-mm2-telescoping"),
     _S("Lemma D.15", "lemma", "telescoping: some iterate after T1 has loss below 3 eps, and the noise coefficients "
        "stay below sigma0 sigma_xi sqrt(d)", _A("not-audited", reason="the telescoping from Lemma D.14 is "
           "immediate; the bound on rho was not read line by line",

@@ -116,6 +116,47 @@ def test_claims_page_holds_every_chapters_claims_and_its_links_resolve(browser, 
 
 
 @pytest.mark.book
+def test_blueprint_page_draws_every_statement_linked_and_marked(browser, server, html_root):
+    """The Blueprint page shows the dependency graph as an SVG of one node per statement of
+    mmcl.proofs.blueprint, filled by its audit and marked by the verdict the chapters' rows give it;
+    every node with a section opens a page that has that anchor, and the table has one line per
+    statement."""
+    from mmcl.booksupport.blueprint_page import measured
+    from mmcl.booksupport.claims import parse_html
+    from mmcl.proofs import blueprint as bp
+
+    _open(browser, server, "book/blueprint.html")
+    nodes = browser.execute_script("""
+        return Array.from(document.querySelectorAll('svg.mmcl-blueprint-graph g.mmcl-node')).map(g => {
+          const a = g.closest('a'); const box = g.getBoundingClientRect();
+          return [g.dataset.key, g.dataset.audit, g.dataset.verdict, a ? a.getAttribute('href') : null,
+                  box.width, box.height];
+        });""")
+    assert sorted(n[0] for n in nodes) == sorted(s.key for s in bp.STATEMENTS)
+    assert all(w > 10 and h > 5 for *_, w, h in nodes), "nodes are not drawn at a visible size"
+    audits = {s.key: s.audit.status for s in bp.STATEMENTS}
+    assert all(audits[k] == a for k, a, *_ in nodes)
+    # the measured verdicts are those of the chapters' rows
+    rows = [r for p in PAGES if re.match(r"book/\d\d_", p) for r in parse_html((html_root / p).read_text())]
+    expected = {k: bp.measured_verdict(c) for k, c in measured(rows).items()}
+    assert {k: v for k, v, in ((n[0], n[2]) for n in nodes) if v} == {k: v for k, v in expected.items() if v}
+    assert sum(1 for n in nodes if n[2]) >= 15, "fewer than 15 statements carry a measured verdict"
+    linked = [n for n in nodes if n[3]]
+    assert len(linked) == sum(1 for s in bp.STATEMENTS if s.section)
+    missing = []
+    for *_, href, _, _ in linked:
+        page, _, anchor = href.partition("#")
+        target = (html_root / "book" / page).resolve()
+        if not target.exists() or (anchor and f'id="{anchor}"' not in target.read_text()):
+            missing.append(href)
+    assert not missing, f"Blueprint nodes that open no section: {missing[:10]}"
+    lines = browser.execute_script("return document.querySelectorAll('table.mmcl-blueprint-table tbody tr').length")
+    assert lines == len(bp.STATEMENTS)
+    width = browser.execute_script("return document.querySelector('svg.mmcl-blueprint-graph').getBoundingClientRect().width")
+    assert width > 300, f"the graph is {width}px wide"
+
+
+@pytest.mark.book
 def test_claims_page_filters_by_verdict(browser, server):
     """Unticking a verdict hides exactly its rows, and each statement still names itself on its first
     visible row."""
