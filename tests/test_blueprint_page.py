@@ -55,9 +55,13 @@ def test_measured_verdict_prefers_a_refutation_then_support_inside_the_premises(
 
 
 def test_rows_count_for_the_statements_they_name_and_the_svg_marks_them(small):
-    rows = [dict(paper="Theorem 4.2 (1)", verdict="beyond"), dict(paper="Lemma C.10", verdict="outside"),
-            dict(paper="Lemma C.10", verdict="outside"), dict(paper="Eq. (11)", verdict="holds"),
-            dict(paper="Lemma 1", verdict="holds", source="zhang2023mmcl")]
+    rows = [dict(paper="Theorem 4.2 (1)", verdict="beyond", claim="the loss falls", href="ch.html#a"),
+            dict(paper="Lemma C.10", verdict="outside", claim="a margin", href="ch.html#b"),
+            dict(paper="Lemma C.10", verdict="outside", claim="another margin"),
+            dict(paper="Eq. (11)", verdict="holds", claim="the decomposition"),
+            dict(paper="Lemma 1", verdict="holds", source="zhang2023mmcl", claim="other work")]
+    best = page.decisive(rows + [dict(paper="Theorem 4.2 (1)", verdict="holds", claim="inside", href="ch.html#c")])
+    assert best["Theorem 4.2 (1)"]["claim"] == "inside" and best["Lemma C.10"]["claim"] == "a margin"
     counts = page.measured(rows)
     assert counts == {"Theorem 4.2 (1)": {"beyond": 1}, "Lemma C.10": {"outside": 2}}
     verdicts = {k: bp.measured_verdict(c) for k, c in counts.items()}
@@ -67,8 +71,11 @@ def test_rows_count_for_the_statements_they_name_and_the_svg_marks_them(small):
                                     ("Lemma C.10", "not-audited", "outside"), ("Theorem 4.2 (1)", "valid", "beyond")])
     assert len(re.findall(r"<path d=\"M[0-9.]+,[0-9.]+ C", svg)) == 3 and svg.count('stroke-dasharray="2,3"') == 2  # two proof-only edges
     assert '<a href="chapter.html#sec-x">' in svg and "E B(0) grows like n" in svg
-    table = page.render_table(counts, claims_links={"Lemma C.10": "claims.html#claims-lemma-c-10"})
+    table = page.render_table(counts, claims_links={"Lemma C.10": "claims.html#claims-lemma-c-10"},
+                              evidence=page.decisive(rows))
     assert "2 outside the premises" in table and "claims.html#claims-lemma-c-10" in table
+    assert "<a class='reference internal' href='ch.html#b'>a margin</a>" in table
+    assert table.index("Theorem 4.2 (1)") < table.index("Lemma C.9") < table.index("Lemma C.10")  # by importance
     assert "gap inside the premises" in table and "the Bernstein step" in table
     full = page.render_page(rows)
     assert "4 statements, 3 edges" in full and "<b>1</b> gap inside the premises" in full

@@ -20,10 +20,10 @@ from mmcl.figures.theme import AUDIT_FILL, VERDICT_STROKE
 from mmcl.proofs import blueprint as bp
 from mmcl.proofs.blueprint import short_label
 
-__all__ = ["measured", "render_svg", "render_table", "render_legend",
+__all__ = ["measured", "decisive", "render_svg", "render_table", "render_legend",
            "render_page"]
 
-_W, _H, _DX, _DY, _PAD = 74.0, 24.0, 96.0, 32.0, 14.0
+_W, _H, _DX, _DY, _PAD = 70.0, 24.0, 86.0, 31.0, 12.0
 
 
 def measured(rows: Iterable[Mapping]) -> Dict[str, Dict[str, int]]:
@@ -59,47 +59,75 @@ def render_svg(statements: Sequence[bp.Statement] = None, verdicts: Optional[Map
                links: Optional[Mapping[str, str]] = None) -> str:
     """The dependency graph as an SVG element.  ``verdicts``: the measured verdict per statement key
     (:func:`mmcl.proofs.blueprint.measured_verdict`; missing = none); ``links``: a URL per key (the
-    section that discusses it).  Each node carries a tooltip (its summary and audit)."""
+    section that discusses it).  Each node carries a tooltip (its summary and audit).  Statements
+    with no edge (the items of Assumption 4.1, which proofs use through their explicit conditions)
+    stand in a row below the graph."""
     sts = list(bp.STATEMENTS if statements is None else statements)
-    pos = bp.layout(sts)
     verdicts, links = dict(verdicts or {}), dict(links or {})
     by = {s.key: s for s in sts}
+    edge_list = [e for e in (bp.edges() if statements is None else _edges(sts)) if e[0] in by and e[1] in by]
+    linked = {k for e in edge_list for k in e[:2]}
+    graph = [s for s in sts if s.key in linked]
+    alone = [s for s in sts if s.key not in linked]
+    pos = bp.layout(graph) if graph else {}
     n_layers = 1 + max((p[0] for p in pos.values()), default=0)
-    tallest = 1 + max((p[1] for p in pos.values()), default=0)
+    tallest = 1 + max((p[1] for p in pos.values()), default=-1)
     xy = {k: (_PAD + _W / 2 + layer * _DX, _PAD + _H / 2 + i * _DY) for k, (layer, i) in pos.items()}
+    per_row = max(1, n_layers)
+    top = _PAD + tallest * _DY + (_DY if graph and alone else 0)
+    for j, s in enumerate(alone):
+        xy[s.key] = (_PAD + _W / 2 + (j % per_row) * _DX, top + _H / 2 + (j // per_row) * _DY)
     width = 2 * _PAD + _W + (n_layers - 1) * _DX
-    height = 2 * _PAD + _H + (tallest - 1) * _DY
+    height = max(y for _, y in xy.values()) + _H / 2 + _PAD if xy else 2 * _PAD
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="mmcl-blueprint-graph" viewBox="0 0 {width:.0f} {height:.0f}" '
            f'width="100%" role="img" aria-label="dependency graph of the paper\'s statements" '
-           f'font-family="sans-serif" font-size="10.5">',
+           f'font-family="sans-serif" font-size="11">',
            '<defs><marker id="mmcl-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="6" markerHeight="6" '
-           'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker></defs>']
-    for src, dst, kind in bp.edges() if statements is None else _edges(sts):
-        if src not in xy or dst not in xy:
-            continue
+           'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker>'
+           f'<pattern id="mmcl-rests" patternUnits="userSpaceOnUse" width="7" height="7" patternTransform="rotate(45)">'
+           f'<rect width="7" height="7" fill="{AUDIT_FILL["valid"]}"/><rect width="3" height="7" '
+           f'fill="{AUDIT_FILL["gap-inside"]}"/></pattern></defs>']
+    for src, dst, kind in edge_list:
         (x0, y0), (x1, y1) = xy[src], xy[dst]
         x0, x1 = x0 + _W / 2, x1 - _W / 2
         mid = (x0 + x1) / 2
         dash = ' stroke-dasharray="2,3"' if kind == "proof" else ""
         out.append(f'<path d="M{x0:.1f},{y0:.1f} C{mid:.1f},{y0:.1f} {mid:.1f},{y1:.1f} {x1:.1f},{y1:.1f}" fill="none" '
                    f'stroke="#999" stroke-width="0.9"{dash} marker-end="url(#mmcl-arrow)"/>')
-    for k, (x, y) in xy.items():
-        s = by[k]
+    for s in graph + alone:
+        k = s.key
+        x, y = xy[k]
         v = verdicts.get(k, "")
         stroke, sw, dash = VERDICT_STROKE[v]
-        tip = (f"{s.key}: {s.summary}\nproof: {bp.AUDIT_TEXT[s.audit.status]}"
-               + (f" ({s.audit.step}: {s.audit.reason})" if s.audit.reason else "")
+        gaps = bp.rests_on(k) if statements is None else ()
+        tip = (f"{s.key}: {s.summary}\nproof: {_audit_text(s)}"
+               + (f" ({s.audit.step}: {s.audit.reason})" if s.audit.step else "")
+               + (f"\nrests on gaps in: {', '.join(gaps)}" if gaps else "")
                + (f"\nmeasured: {bp.VERDICT_TEXT[v]}" if v else "\nmeasured: no verdict"))
         node = [f'<g class="mmcl-node" data-key="{html.escape(k, quote=True)}" data-audit="{s.audit.status}" '
                 f'data-verdict="{v}"><title>{html.escape(tip)}</title>',
-                _shape(s.kind, x, y, AUDIT_FILL[s.audit.status], stroke, sw, dash),
-                f'<text x="{x}" y="{y + 3.8}" text-anchor="middle" fill="#111">{html.escape(short_label(k))}</text></g>']
+                _shape(s.kind, x, y, "url(#mmcl-rests)" if gaps and s.audit.status == "valid" else _fill(s),
+                       stroke, sw, dash),
+                f'<text x="{x}" y="{y + 4}" text-anchor="middle" fill="#111">{html.escape(short_label(k))}</text></g>']
         href = links.get(k)
         if href:
             node = [f'<a href="{html.escape(href, quote=True)}">'] + node + ["</a>"]
         out.extend(node)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _fill(s: bp.Statement) -> str:
+    """A premise or a definition has no proof to audit: white."""
+    return "#ffffff" if s.kind in ("assumption", "definition") else AUDIT_FILL[s.audit.status]
+
+
+def _audit_text(s: bp.Statement) -> str:
+    if s.kind == "assumption":
+        return "a premise"
+    if s.kind == "definition":
+        return "a definition"
+    return bp.AUDIT_TEXT[s.audit.status]
 
 
 def _edges(sts):
@@ -114,6 +142,9 @@ def render_legend() -> str:
     """The key to the graph's fills, borders and edges, as HTML."""
     fills = " ".join(f"<span class='mmcl-swatch' style='background:{c}'></span>{bp.AUDIT_TEXT[a]}"
                      for a, c in AUDIT_FILL.items())
+    fills += (f" <span class='mmcl-swatch' style='background: repeating-linear-gradient(45deg, "
+              f"{AUDIT_FILL['gap-inside']} 0 3px, {AUDIT_FILL['valid']} 3px 7px)'></span>valid as written, but rests "
+              f"on a gap further back")
     borders = " ".join(f"<span class='mmcl-swatch' style='border:3px {'dashed' if d else 'solid'} {c}'></span>"
                        f"{bp.VERDICT_TEXT[v] if v else 'no measured verdict'}"
                        for v, (c, _, d) in VERDICT_STROKE.items())
@@ -123,33 +154,74 @@ def render_legend() -> str:
             f"only the proof does.</p>")
 
 
+#: The decisive row of a statement: a refutation first, then support inside the premises, then a
+#: conclusion not borne out beyond them, then one borne out beyond them.
+_DECISIVE = ("fails", "holds", "outside", "beyond")
+
+
+def decisive(rows: Iterable[Mapping]) -> Dict[str, Mapping]:
+    """``{statement key: row}``: for each statement the row that decides its measured verdict (the
+    order of ``_DECISIVE``; the first such row in the book's order)."""
+    best: Dict[str, Mapping] = {}
+    for r in rows:
+        if r.get("source", "huang2024comparison") != "huang2024comparison" or r["verdict"] not in _DECISIVE:
+            continue
+        for s in bp.resolve(r["paper"]):
+            old = best.get(s.key)
+            if old is None or _DECISIVE.index(r["verdict"]) < _DECISIVE.index(old["verdict"]):
+                best[s.key] = r
+    return best
+
+
+def _importance(s: bp.Statement) -> tuple:
+    """Theorems first, then the proof steps and lemmas with a gap, the other lemmas, the premises."""
+    kind = {"theorem": 0, "step": 1, "lemma": 2, "proposition": 2, "assumption": 4, "definition": 5}[s.kind]
+    if kind == 2 and s.audit.status not in ("gap-inside", "gap-outside"):
+        kind = 3
+    return (kind, bp.AUDITS.index(s.audit.status))
+
+
 def render_table(counts: Mapping[str, Mapping[str, int]], links: Optional[Mapping[str, str]] = None,
-                 claims_links: Optional[Mapping[str, str]] = None, statements: Sequence[bp.Statement] = None) -> str:
-    """One line per statement: the proof audit (with the step and the reason where there is a gap),
-    the measured verdict inside the premises (rows that hold / fail where every premise holds),
-    beyond them (rows that hold / are not borne out where one fails), and a link to its rows on the
-    Claims page.  ``counts``: :func:`measured`."""
-    sts = list(bp.STATEMENTS if statements is None else statements)
-    links, claims_links = dict(links or {}), dict(claims_links or {})
+                 claims_links: Optional[Mapping[str, str]] = None, statements: Sequence[bp.Statement] = None,
+                 evidence: Optional[Mapping[str, Mapping]] = None) -> str:
+    """One line per statement, the theorems first, then the statements with a gap: the proof audit
+    (with the step and the reason where there is a gap, and the gaps it rests on), the rows that
+    judge it inside its premises (hold / fail where every premise holds) and beyond them (hold / not
+    borne out where one fails), the decisive row (``evidence``: :func:`decisive`, each row with an
+    ``href``) and a link to all its rows on the Claims page.  ``counts``: :func:`measured`."""
+    sts = sorted(bp.STATEMENTS if statements is None else statements, key=_importance)
+    links, claims_links, evidence = dict(links or {}), dict(claims_links or {}), dict(evidence or {})
     out = ["<table class='mmcl-blueprint-table table'><thead><tr><th>statement</th><th>proof</th>"
-           "<th>inside its premises</th><th>beyond them</th><th>rows</th></tr></thead><tbody>"]
+           "<th>inside its premises</th><th>beyond them</th><th>decisive evidence</th></tr></thead><tbody>"]
     for s in sts:
         c = counts.get(s.key, {})
         name = html.escape(s.key)
         if s.key in links:
             name = f"<a class='reference internal' href='{html.escape(links[s.key], quote=True)}'>{name}</a>"
-        audit = f"<span class='mmcl-audit mmcl-audit-{s.audit.status}'>{bp.AUDIT_TEXT[s.audit.status]}</span>"
+        cls = s.audit.status if s.kind not in ("assumption", "definition") else "not-audited"
+        audit = f"<span class='mmcl-audit mmcl-audit-{cls}'>{_audit_text(s)}</span>"
         if s.audit.reason:
-            audit += f"<br><small>{html.escape(s.audit.step)}: {html.escape(s.audit.reason)}</small>"
+            audit += f"<br><small>{html.escape(s.audit.step + ': ' if s.audit.step else '')}{html.escape(s.audit.reason)}</small>"
         if s.audit.route:
             audit += f"<br><small><i>other route:</i> {html.escape(s.audit.route)}</small>"
+        gaps = bp.rests_on(s.key) if statements is None else ()
+        if gaps:
+            audit += f"<br><small><i>rests on gaps in:</i> {html.escape(', '.join(gaps))}</small>"
         inside = _count_text(c, ("holds", "fails"))
         beyond = _count_text(c, ("beyond", "outside"))
         n = sum(c.values())
-        rows = (f"<a class='reference internal' href='{html.escape(claims_links[s.key], quote=True)}'>{n}</a>"
-                if n and s.key in claims_links else str(n))
+        ev = evidence.get(s.key)
+        cell = "&ndash;"
+        if ev is not None:
+            text = html.escape(ev["claim"])
+            if ev.get("href"):
+                text = f"<a class='reference internal' href='{html.escape(ev['href'], quote=True)}'>{text}</a>"
+            cell = f"<span class='mmcl-verdict mmcl-{ev['verdict']}'>{bp.VERDICT_TEXT[ev['verdict']]}</span>: {text}"
+        if n and s.key in claims_links:
+            cell += (f"<br><small><a class='reference internal' href='{html.escape(claims_links[s.key], quote=True)}'>"
+                     f"all {n} rows</a></small>")
         out.append(f"<tr><td>{name}<br><small>{html.escape(s.summary)}</small></td><td>{audit}</td>"
-                   f"<td>{inside}</td><td>{beyond}</td><td>{rows}</td></tr>")
+                   f"<td>{inside}</td><td>{beyond}</td><td>{cell}</td></tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -161,16 +233,20 @@ def _count_text(c: Mapping[str, int], keys) -> str:
 
 def render_page(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = None,
                 claims_links: Optional[Mapping[str, str]] = None) -> str:
-    """The summary line, the legend, the graph and the table, from the register's rows."""
-    counts = measured(list(rows))
+    """The summary line, the legend, the graph and the table, from the register's rows (each may
+    carry an ``href`` to where it is checked, used for the decisive evidence)."""
+    rows = list(rows)
+    counts = measured(rows)
     verdicts = {k: bp.measured_verdict(c) for k, c in counts.items()}
     sts = bp.STATEMENTS
-    audits = Counter(s.audit.status for s in sts)
+    proofs = [s for s in sts if s.kind not in ("assumption", "definition")]
+    audits = Counter(s.audit.status for s in proofs)
     v = Counter(verdicts.get(s.key, "") for s in sts)
-    summary = (f"<p class='mmcl-blueprint-summary'>{len(sts)} statements, {len(bp.edges())} edges. Proofs: "
+    summary = (f"<p class='mmcl-blueprint-summary'>{len(sts)} statements, {len(bp.edges())} edges. "
+               f"The {len(proofs)} proofs: "
                + ", ".join(f"<b>{audits.get(a, 0)}</b> {bp.AUDIT_TEXT[a]}" for a in bp.AUDITS)
                + ". Measured: " + ", ".join(f"<b>{v.get(k, 0)}</b> {bp.VERDICT_TEXT[k]}"
                                              for k in ("holds", "beyond", "fails", "outside"))
                + f", <b>{v.get('', 0)}</b> without a verdict.</p>")
     return (summary + render_legend() + "<div class='mmcl-blueprint'>" + render_svg(None, verdicts, links) + "</div>"
-            + render_table(counts, links, claims_links))
+            + render_table(counts, links, claims_links, evidence=decisive(rows)))

@@ -138,7 +138,13 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
         return
     env = app.env
     labels = env.get_domain("std").labels
-    rows = [r for doc in sorted(getattr(env, "mmcl_claims", {})) for r in env.mmcl_claims[doc]]
+    rows = []
+    for doc in sorted(getattr(env, "mmcl_claims", {})):
+        for r in env.mmcl_claims[doc]:
+            target, anchor = r["docname"], r["anchor"]
+            if r.get("section") in labels:
+                target, anchor = labels[r["section"]][:2]
+            rows.append(dict(r, href=app.builder.get_relative_uri(fromdocname, target) + (f"#{anchor}" if anchor else "")))
     links, claims_links = {}, {}
     for s in bp.STATEMENTS:
         if s.section:
