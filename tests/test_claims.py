@@ -438,3 +438,25 @@ def test_verdicts_are_computed_from_the_premises_at_the_setting(tiny_blueprint):
         c.upper("the rate stays below the bound", paper="Lemma 9.3", observed=0.3, bound=0.5)
     with pytest.raises(ValueError, match="setting must be"):
         c.setting("Figure 1")
+
+
+def test_premises_out_of_reach_are_named_in_the_verdict(tiny_blueprint, monkeypatch):
+    """Where the only failing premises are ones no run can reach (4b: n of millions), the verdict
+    says that every reachable premise held."""
+    import mmcl
+
+    bp = tiny_blueprint
+    ok = bp.Audit("valid")
+    monkeypatch.setattr(bp, "STATEMENTS", bp.STATEMENTS + (
+        bp.Statement("Lemma 9.4", "lemma", "needs 4a and 4b", ok, premises=("4a", "4b")),))
+    large = mmcl.SyntheticConfig(n=10000, M=45)  # 4a holds, 4b (n >= 2.9 million) does not
+    c = Claims("test", display=False).setting(large)
+    c.upper("the rate stays below the bound", paper="Lemma 9.4", held=True, observed=0.3, bound=0.5)
+    assert (c.rows[-1].verdict, c.rows[-1].failing) == ("reach-holds", "4b")
+    c.upper("the rate stays below the bound", paper="Lemma 9.4", held=False, observed=0.3, bound=0.5)
+    assert c.rows[-1].verdict == "reach-fails"
+    c.upper("the rate stays below the bound", paper="Lemma 9.4", held=False, observed=0.3, bound=0.5,
+            setting=mmcl.SyntheticConfig())
+    assert c.rows[-1].verdict == "outside"  # 4a fails too: not only out of reach
+    assert bp.measured_verdict(["reach-holds", "outside"]) == "reach-holds"
+    assert bp.measured_verdict(["reach-fails", "holds"]) == "reach-fails"

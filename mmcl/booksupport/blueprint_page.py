@@ -156,7 +156,7 @@ def render_legend() -> str:
 
 #: The decisive row of a statement: a refutation first, then support inside the premises, then a
 #: conclusion not borne out beyond them, then one borne out beyond them.
-_DECISIVE = ("fails", "holds", "outside", "beyond")
+_DECISIVE = ("fails", "reach-fails", "holds", "reach-holds", "outside", "beyond")
 
 
 def decisive(rows: Iterable[Mapping]) -> Dict[str, Mapping]:
@@ -186,8 +186,8 @@ def render_table(counts: Mapping[str, Mapping[str, int]], links: Optional[Mappin
                  evidence: Optional[Mapping[str, Mapping]] = None) -> str:
     """One line per statement, the theorems first, then the statements with a gap: the proof audit
     (with the step and the reason where there is a gap, and the gaps it rests on), the rows that
-    judge it inside its premises (hold / fail where every premise holds) and beyond them (hold / not
-    borne out where one fails), the decisive row (``evidence``: :func:`decisive`, each row with an
+    judge it inside its premises (hold / fail where every premise holds, or every one that a
+    computation can reach) and beyond them (hold / not borne out where another fails), the decisive row (``evidence``: :func:`decisive`, each row with an
     ``href``) and a link to all its rows on the Claims page.  ``counts``: :func:`measured`."""
     sts = sorted(bp.STATEMENTS if statements is None else statements, key=_importance)
     links, claims_links, evidence = dict(links or {}), dict(claims_links or {}), dict(evidence or {})
@@ -207,7 +207,7 @@ def render_table(counts: Mapping[str, Mapping[str, int]], links: Optional[Mappin
         gaps = bp.rests_on(s.key) if statements is None else ()
         if gaps:
             audit += f"<br><small><i>rests on gaps in:</i> {html.escape(', '.join(gaps))}</small>"
-        inside = _count_text(c, ("holds", "fails"))
+        inside = _count_text(c, ("holds", "fails", "reach-holds", "reach-fails"))
         beyond = _count_text(c, ("beyond", "outside"))
         n = sum(c.values())
         ev = evidence.get(s.key)
@@ -246,7 +246,8 @@ def render_page(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = No
                f"The {len(proofs)} proofs: "
                + ", ".join(f"<b>{audits.get(a, 0)}</b> {bp.AUDIT_TEXT[a]}" for a in bp.AUDITS)
                + ". Measured: " + ", ".join(f"<b>{v.get(k, 0)}</b> {bp.VERDICT_TEXT[k]}"
-                                             for k in ("holds", "beyond", "fails", "outside"))
+                                             for k in ("holds", "reach-holds", "beyond", "fails", "reach-fails",
+                                                       "outside"))
                + f", <b>{v.get('', 0)}</b> without a verdict.</p>")
     return (summary + render_legend() + "<div class='mmcl-blueprint'>" + render_svg(None, verdicts, links) + "</div>"
             + render_table(counts, links, claims_links, evidence=decisive(rows)))

@@ -22,7 +22,8 @@ COLORS = {"single": "#D55E00", "multi": "#0072B2", "reference": "#444444", "acce
 #: The Blueprint's colours (``mmcl.proofs.blueprint``): the fill of a statement by its proof audit,
 #: the border ``(colour, width, dash)`` by its measured verdict (``""``: none), Okabe-Ito tints.
 AUDIT_FILL = {"valid": "#cfe8dc", "gap-inside": "#f4c7c0", "gap-outside": "#f9e2b0", "not-audited": "#eeeeee"}
-VERDICT_STROKE = {"holds": ("#007a5a", 3.0, ""), "beyond": ("#2e6da4", 3.0, ""), "fails": ("#c0392b", 3.5, ""),
+VERDICT_STROKE = {"holds": ("#007a5a", 3.0, ""), "reach-holds": ("#007a5a", 3.0, "6,2"), "beyond": ("#2e6da4", 3.0, ""),
+                  "fails": ("#c0392b", 3.5, ""), "reach-fails": ("#c0392b", 3.5, "6,2"),
                   "outside": ("#a06a00", 2.5, "5,3"), "": ("#888888", 1.0, "")}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 

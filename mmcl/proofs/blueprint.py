@@ -42,7 +42,7 @@ from mmcl.proofs.assumptions import (EXTRA_PREMISES, AssumptionConfig, Condition
                                      premise_conditions)
 
 __all__ = ["KINDS", "AUDITS", "AUDIT_TEXT", "Audit", "Statement", "STATEMENTS", "statement", "resolve",
-           "premise_keys", "failing_premises", "verdict", "VERDICTS", "VERDICT_TEXT", "edges", "premise_edges",
+           "premise_keys", "failing_premises", "verdict", "VERDICTS", "VERDICT_TEXT", "UNREACHABLE", "edges", "premise_edges",
            "gaps", "rests_on", "check_blueprint", "layout", "measured_verdict", "short_label"]
 
 KINDS = ("definition", "assumption", "lemma", "proposition", "theorem", "step")
@@ -50,9 +50,15 @@ AUDITS = ("valid", "gap-inside", "gap-outside", "not-audited")
 AUDIT_TEXT = {"valid": "valid as written", "gap-inside": "gap inside the premises",
               "gap-outside": "gap only where a premise fails", "not-audited": "not audited"}
 #: The verdicts a check's row can carry (computed by :func:`verdict`, never typed).
-VERDICTS = ("holds", "beyond", "fails", "outside", "observation")
-VERDICT_TEXT = {"holds": "holds", "beyond": "holds beyond its premises", "fails": "fails",
+VERDICTS = ("holds", "reach-holds", "beyond", "fails", "reach-fails", "outside", "observation")
+VERDICT_TEXT = {"holds": "holds", "reach-holds": "holds where every reachable premise holds",
+                "beyond": "holds beyond its premises", "fails": "fails",
+                "reach-fails": "fails where every reachable premise holds",
                 "outside": "outside the premises", "observation": "our measurement"}
+#: Premises that no computation can reach: conditions on ``n`` far beyond what a run can hold (its
+#: Gram matrix has ``n^2`` entries).  Where they are the only ones failing, a verdict says so.
+UNREACHABLE = {"4b": "n >= 1.28e6 log(4/delta), about 2.9 million at delta = 0.1 (proof of Lemma D.8)",
+               "C.10": "n >= 8 C^2 log(1/delta)/(-log(1 - (delta/m)^2)), about 1.9e11 (Lemma C.10)"}
 
 _ALL_KEYS = None
 
@@ -485,8 +491,10 @@ def verdict(held: Optional[bool], paper: str, setting: Optional[Setting] = None,
     """A row's verdict from what the check observed and where: ``held`` is ``True`` (the conclusion
     of ``paper`` was borne out), ``False`` (it was not) or ``None`` (a measurement of ours).  Returns
     ``(verdict, failing premise keys)``: ``"holds"``/``"fails"`` where every premise of the statement
-    holds at every configuration of ``setting``, ``"beyond"``/``"outside"`` where one fails.  A
-    statement with premises needs ``setting`` (ValueError otherwise)."""
+    holds at every configuration of ``setting``; ``"reach-holds"``/``"reach-fails"`` where the only
+    premises that fail are out of any computation's reach (:data:`UNREACHABLE`); ``"beyond"``/
+    ``"outside"`` where another fails.  A statement with premises needs ``setting`` (ValueError
+    otherwise)."""
     if held is None:
         return "observation", ()
     if not isinstance(held, bool):
@@ -499,9 +507,11 @@ def verdict(held: Optional[bool], paper: str, setting: Optional[Setting] = None,
         raise ValueError(f"paper={paper!r}: the statement's proof uses the premises {', '.join(dict.fromkeys(needs))}; "
                          "give the setting the check measured (setting=cfg, or claims.setting(cfg))")
     bad = failing_premises(paper, setting, acfg)
-    if held:
-        return ("beyond" if bad else "holds"), bad
-    return ("outside" if bad else "fails"), bad
+    if not bad:
+        return ("holds" if held else "fails"), bad
+    if all(k in UNREACHABLE for k in bad):
+        return ("reach-holds" if held else "reach-fails"), bad
+    return ("beyond" if held else "outside"), bad
 
 
 def edges() -> List[Tuple[str, str, str]]:
@@ -630,7 +640,7 @@ def layout(statements: Sequence[Statement] = None, sweeps: int = 8) -> Dict[str,
 
 
 #: How the rows of one statement combine into its measured verdict (the first that occurs wins).
-_MEASURED_ORDER = ("fails", "holds", "beyond", "outside")
+_MEASURED_ORDER = ("fails", "reach-fails", "holds", "reach-holds", "beyond", "outside")
 
 
 def measured_verdict(verdicts: Iterable[str]) -> str:
