@@ -86,3 +86,32 @@ def test_short_labels():
     assert page.short_label("Theorem 4.3 (2)") == "Thm 4.3 (2)"
     assert page.short_label("Assumption 4.1 (6)") == "A4.1 (6)"
     assert page.short_label("Proposition C.13") == "Prop. C.13"
+
+
+def test_the_findings_table_takes_its_verdicts_and_checks_from_the_rows(small):
+    from mmcl.booksupport.findings import Finding, featured_row, render_findings
+
+    rows = [dict(paper="Theorem 4.2 (1)", verdict="beyond", claim="the loss falls below 0.02", href="ch.html#a"),
+            dict(paper="Figure 1", verdict="holds", claim="the multi-modal features win", href="f.html#b"),
+            dict(paper="Figure 1", verdict="observation", claim="a ratio of eight", href="f.html#c")]
+    fs = (Finding("convergence", ("Theorem 4.2 (1)",), "sec-x"),
+          Finding("the experiment", ("Figure 1",), "sec-y", row="a ratio of"),
+          Finding("nothing measured", ("Lemma C.9",), "sec-z"))
+    assert featured_row(fs[0], rows)["href"] == "ch.html#a"
+    assert featured_row(fs[1], rows)["claim"] == "a ratio of eight"  # the featured row, even an observation
+    assert featured_row(fs[2], rows) is None
+    table = render_findings(rows, {"sec-x": "page.html#sec-x"}, findings=fs)
+    assert "<a class='reference internal' href='page.html#sec-x'>convergence</a>" in table
+    assert "holds beyond its premises</span>: <a class='reference internal' href='ch.html#a'>" in table
+    assert "rests" not in table.split("convergence")[1].split("</tr>")[0] or "C.9" in table
+    assert "<b>Figure 1</b>: <span class='mmcl-verdict mmcl-holds'>holds</span>" in table
+    assert "<b>Lemma C.9</b>: measured, no verdict" in table
+    assert table.count("<tr>") == 3 + 1  # the header and one line per finding
+
+
+def test_every_finding_names_statements_the_blueprint_or_the_register_knows():
+    from mmcl.booksupport.findings import FINDINGS
+
+    for f in FINDINGS:
+        for p in f.papers:
+            assert bp.resolve(p) or p in ("Figure 1", "Table 1"), p

@@ -14,7 +14,8 @@ Environment variables (documented in the README):
   (copied into the HTML as ``figures/``), never the source tree.
 
 Public for chapters: :func:`chapter_setup` and the claims register; the Sphinx extension,
-``blueprint_page`` (the Blueprint page it renders) and ``notebooks`` are internal to the build and
+``blueprint_page`` and ``findings`` (the Blueprint page and the reading guide's table of findings
+it renders) and ``notebooks`` are internal to the build and
 the command line.
 """
 from __future__ import annotations

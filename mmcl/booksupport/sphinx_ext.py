@@ -108,11 +108,12 @@ def _merge_claims(app, env, docnames, other) -> None:
 
 
 def _rewrite_claims_page(app, env):
-    return [d for d in (CLAIMS_DOC, BLUEPRINT_DOC) if d in env.found_docs]
+    return [d for d in (CLAIMS_DOC, BLUEPRINT_DOC, READING_GUIDE_DOC) if d in env.found_docs]
 
 
 # -- the blueprint -------------------------------------------------------------------------------
 BLUEPRINT_DOC = "book/blueprint"
+READING_GUIDE_DOC = "book/01_reading_guide"  # its table of findings is built from every chapter's rows
 
 
 class blueprint_graph(nodes.General, nodes.Element):
@@ -126,18 +127,36 @@ class BlueprintDirective(Directive):
         return [blueprint_graph("")]
 
 
+class findings_table(nodes.General, nodes.Element):
+    """Where the reading guide's table of findings goes (replaced when the page is written)."""
+
+
+class FindingsDirective(Directive):
+    has_content = False
+
+    def run(self):
+        return [findings_table("")]
+
+
 def _resolve_blueprint(app, doctree, fromdocname) -> None:
+    """The Blueprint page's graph and table, and the reading guide's findings, from every chapter's rows."""
     from sphinx.util import logging
 
     from mmcl.booksupport.blueprint_page import render_page
+    from mmcl.booksupport.findings import FINDINGS, render_findings
     from mmcl.proofs import blueprint as bp
 
     log = logging.getLogger(__name__)
-    found = list(doctree.findall(blueprint_graph))
-    if not found:
+    graphs, tables = list(doctree.findall(blueprint_graph)), list(doctree.findall(findings_table))
+    if not graphs and not tables:
         return
     env = app.env
     labels = env.get_domain("std").labels
+
+    def uri(label):
+        doc, anchor, _ = labels[label]
+        return app.builder.get_relative_uri(fromdocname, doc) + (f"#{anchor}" if anchor else "")
+
     rows = []
     for doc in sorted(getattr(env, "mmcl_claims", {})):
         for r in env.mmcl_claims[doc]:
@@ -152,13 +171,23 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
                 log.warning(f"blueprint: section={s.section!r} of {s.key!r} is not a label of the book",
                             location=fromdocname)
             else:
-                doc, anchor, _ = labels[s.section]
-                links[s.key] = app.builder.get_relative_uri(fromdocname, doc) + (f"#{anchor}" if anchor else "")
+                links[s.key] = uri(s.section)
         if CLAIMS_DOC in env.found_docs:
             claims_links[s.key] = (app.builder.get_relative_uri(fromdocname, CLAIMS_DOC)
                                    + "#" + _anchor(_statement_name(s.key)))
-    for node in found:
+    for node in graphs:
         node.replace_self(nodes.raw("", render_page(rows, links, claims_links), format="html"))
+    if tables:
+        where = {}
+        for f in FINDINGS:
+            if f.where not in labels:
+                log.warning(f"findings: section={f.where!r} is not a label of the book", location=fromdocname)
+            else:
+                where[f.where] = uri(f.where)
+            if f.row and not any(f.row in r["claim"] for r in rows):
+                log.warning(f"findings: no claim of the register contains {f.row!r}", location=fromdocname)
+        for node in tables:
+            node.replace_self(nodes.raw("", render_findings(rows, where), format="html"))
 
 
 _ORDER = ["Sec.", "Eq.", "Eqs.", "Assumption", "Condition", "Definition", "Theorem", "Corollary", "Lemma",
@@ -301,6 +330,8 @@ def setup(app):
     app.add_directive("mmcl-claims", ClaimsDirective)
     app.add_node(blueprint_graph)
     app.add_directive("mmcl-blueprint", BlueprintDirective)
+    app.add_node(findings_table)
+    app.add_directive("mmcl-findings", FindingsDirective)
     app.connect("doctree-resolved", _resolve_blueprint)
     app.connect("doctree-read", _collect_claims)
     app.connect("env-purge-doc", _purge_claims)

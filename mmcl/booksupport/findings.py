@@ -1,0 +1,122 @@
+"""What the book found, one line per main claim of the paper: the table that opens the reading guide.
+
+Each :class:`Finding` names a claim of the paper in a few words (ours), the statements whose checks
+decide it (``papers``: keys of :mod:`mmcl.proofs.blueprint`, or ``"Figure 1"``, ``"Table 1"``), the
+section that shows it and, optionally, the text of the check to feature (``row``: a piece of one
+register row's claim).  Nothing else is typed: :func:`render_findings` takes, from the claims
+register's rows of the executed chapters, each statement's measured verdict and the decisive check
+(:func:`mmcl.booksupport.blueprint_page.decisive`), and from the blueprint the proof audit and the
+gaps the statement rests on.  The Sphinx extension (:mod:`mmcl.booksupport.sphinx_ext`) puts the
+table where the reading guide says ``{mmcl-findings}``.
+
+Public: every name in ``__all__``.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from mmcl.booksupport.blueprint_page import decisive, measured
+from mmcl.proofs import blueprint as bp
+
+__all__ = ["Finding", "FINDINGS", "featured_row", "render_findings"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the table (module docstring)."""
+
+    claim: str
+    papers: Tuple[str, ...]
+    where: str
+    row: str = ""
+
+
+FINDINGS: Tuple[Finding, ...] = (
+    Finding("Figure 1: multi-modal features generalise out of distribution, single-modal ones do not",
+            ("Figure 1",), "sec-side-by-side-figure1", row="under every protocol the multi-modal features win"),
+    Finding("Theorem 4.2: single-modal training converges and its OOD error stays bounded away from 0",
+            ("Theorem 4.2 (1)", "Theorem 4.2 (2)"), "sec-downstream-verdicts"),
+    Finding("Theorem 4.3: multi-modal training converges and its OOD error goes to 0",
+            ("Theorem 4.3 (1)", "Theorem 4.3 (2)"), "sec-downstream-verdicts"),
+    Finding("The mechanism: in stage 1 single-modal learning memorises noise, multi-modal learning learns the "
+            "signal", ("Lemma 5.2", "Lemma 5.4"), "sec-phase-race"),
+    Finding("The second modality must carry a signal C_mu >= 2.66 times stronger", ("Assumption 4.1 (7)",),
+            "sec-phase-cmu", row="the advantage (gap >= 0.05) begins between C_mu = 1 and 2"),
+    Finding("Lemma 5.4: multi-modal noise memorisation stays of order 1/sqrt(n)", ("Lemma 5.4",),
+            "sec-multimodal-noise", row="the largest noise coefficient at T1 is more than ten times 1/sqrt(n)"),
+    Finding("Table 1: on ColoredMNIST the multi-modal model keeps its accuracy when the colours flip, SimCLR "
+            "does not", ("Table 1",), "sec-coloredmnist-gap", row="over SimCLR with colour jitter to about 10 points"),
+)
+
+
+def featured_row(finding: Finding, rows: Sequence[Mapping]) -> Optional[Mapping]:
+    """The row to show for ``finding``: the one whose claim contains ``finding.row`` (the first in
+    the book's order), else the decisive row of its statements (a refutation first, then support
+    inside the premises, ...), else ``None``."""
+    if finding.row:
+        for r in rows:
+            if finding.row in r["claim"]:
+                return r
+        return None
+    best = decisive(rows)
+    order = ("fails", "reach-fails", "holds", "reach-holds", "outside", "beyond")
+    found = [best[s.key] for p in finding.papers for s in bp.resolve(p) if s.key in best]
+    found += [r for r in rows if r["paper"] in finding.papers and r["verdict"] in order]
+    return min(found, key=lambda r: order.index(r["verdict"])) if found else None
+
+
+def _verdicts(finding: Finding, counts: Mapping[str, Mapping[str, int]], rows: Sequence[Mapping]) -> List[str]:
+    out = []
+    for p in finding.papers:
+        stmts = bp.resolve(p)
+        if stmts:
+            for s in stmts:
+                v = bp.measured_verdict(counts.get(s.key, {}))
+                gaps = bp.rests_on(s.key)
+                proof = bp.AUDIT_TEXT[s.audit.status] if s.kind not in ("assumption", "definition") else "a premise"
+                if gaps and s.audit.status == "valid":
+                    proof += f", resting on gaps in {', '.join(g.replace('Lemma ', '') for g in gaps)}"
+                out.append(f"<b>{html.escape(s.key)}</b>: "
+                           + (f"<span class='mmcl-verdict mmcl-{v}'>{bp.VERDICT_TEXT[v]}</span>" if v
+                              else "measured, no verdict")
+                           + f" <small>(proof: {html.escape(proof)})</small>")
+        else:  # an experiment of the paper: its rows' verdicts directly
+            vs = [r["verdict"] for r in rows if r["paper"] == p and r.get("source", bp_main()) == bp_main()]
+            v = bp.measured_verdict(vs)
+            out.append(f"<b>{html.escape(p)}</b>: " + (f"<span class='mmcl-verdict mmcl-{v}'>{bp.VERDICT_TEXT[v]}</span>"
+                                                       if v else "measured, no verdict"))
+    return out
+
+
+def bp_main() -> str:
+    from mmcl.booksupport.claims import MAIN
+
+    return MAIN
+
+
+def render_findings(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = None,
+                    findings: Sequence[Finding] = FINDINGS) -> str:
+    """The table, from the register's rows (dicts as the Sphinx extension collects them, each with
+    an ``href`` to where it is checked) and ``links`` (``{section label: URL}``)."""
+    rows = list(rows)
+    counts = measured(rows)
+    links = dict(links or {})
+    out = ["<table class='mmcl-findings table'><thead><tr><th>the paper claims</th><th>verdict</th>"
+           "<th>the check that decides it</th></tr></thead><tbody>"]
+    for f in findings:
+        claim = html.escape(f.claim)
+        if f.where in links:
+            claim = f"<a class='reference internal' href='{html.escape(links[f.where], quote=True)}'>{claim}</a>"
+        r = featured_row(f, rows)
+        if r is None:
+            ev = "&ndash;"
+        else:
+            text = html.escape(r["claim"])
+            if r.get("href"):
+                text = f"<a class='reference internal' href='{html.escape(r['href'], quote=True)}'>{text}</a>"
+            ev = f"<span class='mmcl-verdict mmcl-{r['verdict']}'>{bp.VERDICT_TEXT[r['verdict']]}</span>: {text}"
+        out.append(f"<tr><td>{claim}</td><td>{'<br>'.join(_verdicts(f, counts, rows))}</td><td>{ev}</td></tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
