@@ -405,3 +405,20 @@ def test_the_margin_race_on_the_studies_grids():
         ex.margin_race_boundary("d_n", 50, "single")
     with pytest.raises(ValueError, match="tol"):
         ex.margin_race_boundary("n_snr", 50, "single", tol=0)
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_linearised_noise_margin_fast_path_is_the_plain_step_iterated(mode):
+    # the loop's fast path (an averaging matrix, shared negative means) against linearised_noise_step and
+    # noise_margins, the plain definitions, iterated
+    cfg = mmcl.SyntheticConfig(n=40, M=15, m=12, d=300, d_tilde=300)
+    data = sample_synthetic(cfg, 2, dtype=F64, with_ood=False)
+    nm = linearised_noise_margin(cfg, mode, data)
+    P = data.W0 @ data.xi.T
+    Pt = data.W0_tilde @ data.xi_tilde.T if mode == "multi" else None
+    ref = [noise_margins(P, Pt, data.negatives)]
+    for _ in range(nm.step):
+        P, Pt = linearised_noise_step(cfg, mode, P, Pt, data.negatives)
+        ref.append(noise_margins(P, Pt, data.negatives))
+    assert nm.step > 5
+    assert torch.allclose(nm.margins, torch.stack(ref), rtol=1e-12, atol=1e-15)

@@ -347,13 +347,26 @@ def linearised_noise_margin(cfg: SyntheticConfig, mode: str, data, *, max_steps:
     P = data.W0.to(f64) @ xi.to(f64).T
     Pt = data.W0_tilde.to(f64) @ data.xi_tilde.to(f64).T if mode == "multi" else None
     level = cfg.tau * math.log(cfg.M)
-    margins = [noise_margins(P, Pt, data.negatives)]
-    if float(margins[0].mean()) >= level:  # the noise starts past the finish line (the race's step 0)
-        return NoiseMargin(mode=mode, margins=torch.stack(margins), level=level, step=0)
-    for t in range(1, max_steps + 1):
-        P, Pt = linearised_noise_step(cfg, mode, P, Pt, data.negatives)
-        margins.append(noise_margins(P, Pt, data.negatives))
-        if float(margins[-1].mean()) >= level:
+    # fast path of linearised_noise_step + noise_margins (tested equal to them): the mean over the negatives as
+    # one product with the (n, n) averaging matrix, each modality's computed once per step and shared
+    n = cfg.n
+    avg = torch.zeros(n, n, dtype=f64)
+    avg[torch.arange(n)[:, None], data.negatives.cpu()] = 1.0 / cfg.M
+    a, _ = b_dynamics_prediction(cfg)
+    s = noise_step_scale(cfg)
+    s_t = noise_step_scale(cfg.second_modality_noise()) if mode == "multi" else s
+    margins = []
+    for t in range(max_steps + 1):
+        Q = torch.relu(P)
+        Qt = Q if Pt is None else torch.relu(Pt)
+        neg_t = Qt @ avg.T  # mean_{j in N_i} relu(partner's P[r, j])
+        margins.append((Q * (Qt - neg_t)).mean(0))
+        if float(margins[-1].mean()) >= level:  # step 0: the noise starts past the finish line (the race's 0)
             return NoiseMargin(mode=mode, margins=torch.stack(margins), level=level, step=t)
+        if Pt is None:
+            P = torch.where(P > 0, P + a * s * (P - neg_t), P)
+        else:
+            P, Pt = (torch.where(P > 0, P + a * s * (Qt - neg_t), P),
+                     torch.where(Pt > 0, Pt + a * s_t * (Q - Q @ avg.T), Pt))
     raise ValueError(f"the mean noise margin did not reach tau log M = {level:.3g} within max_steps={max_steps}; "
                      "valid: a larger max_steps")
