@@ -86,3 +86,24 @@ def test_wrong_signal_formula_fails():
     c = Claims("11_phase_diagrams", display=False)
     with pytest.raises(ClaimFailed):
         claim_signal_rate(c, signal_rate(BASE, with_a=False), race.signal_rate)  # without a = M/(M+1)
+
+
+def claim_margin_outgrows_signal(c: Claims, margin_rate: float, signal_rate_: float) -> None:
+    """The chapter's claim that the race is a heuristic: the noise margin outgrows the signal at Figure 1."""
+    c.lower("... and above the signal's 0.0245: the noise outgrows the signal at Figure 1 without its head start",
+            paper="Lemma 5.2", verdict="observation", observed=[margin_rate], bound=signal_rate_, strict=True, scale=0.001)
+
+
+def test_margin_rate_claim_holds_measured_and_fails_on_the_races_mode():
+    from mmcl.model.data import sample_synthetic
+    from mmcl.proofs.predictions import linearised_noise_margin
+
+    race = stage1_race(BASE, "single")
+    measured = linearised_noise_margin(BASE, "single", sample_synthetic(BASE, 0, with_ood=False)).rate()
+    c = Claims("11_phase_diagrams", display=False)
+    claim_margin_outgrows_signal(c, measured, race.signal_rate)
+    assert len(c.rows) == 1
+    with pytest.raises(ClaimFailed):  # the balanced mode of the class totals, the race's rate
+        claim_margin_outgrows_signal(c, race.noise_rate, race.signal_rate)
+    with pytest.raises(ClaimFailed):  # the measured rate, past the boundary (n SNR^2 = 5: the signal is faster)
+        claim_margin_outgrows_signal(c, measured, stage1_race(at_n_snr2(BASE, 5.0), "single").signal_rate)

@@ -217,3 +217,208 @@ def test_stage1_race_rejects_bad_input():
         ex.race_boundary("n_snr", 100, "single", tol=0)
     with pytest.raises(ValueError, match="overlay"):
         pd.plot_cmu(None, overlay={"both": {}})
+
+
+# --------------------------------------------------------------------------------------------
+# The noise's similarity margin under the iterated linearised map (the race's heuristic, measured)
+# --------------------------------------------------------------------------------------------
+from mmcl.proofs.predictions import NoiseMargin, linearised_noise_margin, linearised_noise_step, noise_margins
+
+
+def _normalised(data: SyntheticData, cfg) -> SyntheticData:
+    """``data`` with every noise patch rescaled to ``||xi_i||^2 = sigma_xi^2 d`` (and ``xi~`` likewise) and
+    eps = 0: the setting in which the linearised map is exact at uniform derivatives."""
+    f = {k: getattr(data, k) for k in SyntheticData._SPEC}
+    f["xi"] = f["xi"] / f["xi"].norm(dim=1, keepdim=True) * cfg.sigma_xi * math.sqrt(cfg.d)
+    f["xi_tilde"] = f["xi_tilde"] / f["xi_tilde"].norm(dim=1, keepdim=True) * cfg.sigma_xi_tilde * math.sqrt(cfg.d_tilde)
+    f["eps"] = torch.zeros_like(f["eps"])
+    return SyntheticData(**f)
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_linearised_noise_step_is_one_step_of_the_update_at_uniform_derivatives(mode):
+    cfg = STEP
+    data = _normalised(_orthogonal(sample_synthetic(cfg, 0, dtype=F64, with_ood=False)), cfg)
+    m, n = cfg.m, cfg.n
+    zeros = dict(gamma=torch.zeros(m, dtype=F64), rho=torch.zeros(m, n, dtype=F64))
+    tilde = dict(gamma_tilde=torch.zeros(m, dtype=F64), rho_tilde=torch.zeros(m, n, dtype=F64)) if mode == "multi" \
+        else {}
+    t = reference_step(data, cfg, mode, **zeros, **tilde)
+    assert torch.allclose(t.lprime, torch.full_like(t.lprime, 1 / (cfg.M + 1)), rtol=1e-9, atol=0)
+    g1 = t.dgamma_pos - t.dgamma_neg
+    P = preactivations(data, zeros["gamma"], zeros["rho"], data.xi)
+    P1 = preactivations(data, g1, t.drho, data.xi)
+    Pt = Pt1 = None
+    if mode == "multi":
+        Pt = preactivations(data, tilde["gamma_tilde"], tilde["rho_tilde"], data.xi_tilde, tilde=True)
+        Pt1 = preactivations(data, t.dgamma_pos_tilde - t.dgamma_neg_tilde, t.drho_tilde, data.xi_tilde, tilde=True)
+    Q, Qt = linearised_noise_step(cfg, mode, P, Pt, data.negatives)
+    assert torch.allclose(Q, P1, rtol=1e-8, atol=1e-20)
+    assert not torch.allclose(Q, P, rtol=1e-3, atol=0)  # the step moves the active pairs
+    if mode == "multi":
+        assert torch.allclose(Qt, Pt1, rtol=1e-8, atol=1e-20)
+    else:
+        assert Qt is None
+
+
+def _plain_margins(P, Pt, N):
+    """The noise margins by loops over samples and neurons (plain floats)."""
+    m, n = len(P), len(P[0])
+    relu = lambda x: max(x, 0.0)
+    out = []
+    for i in range(n):
+        tot = 0.0
+        for r in range(m):
+            partner = Pt if Pt is not None else P
+            neg = sum(relu(partner[r][j]) for j in N[i]) / len(N[i])
+            tot += relu(P[r][i]) * (relu(partner[r][i]) - neg)
+        out.append(tot / m)
+    return out
+
+
+def _plain_map(cfg, mode, P, Pt, N, steps):
+    """The linearised map iterated by loops (plain floats): every pair's rule written out."""
+    a = cfg.M / (cfg.M + 1)
+    s = cfg.lr * cfg.sigma_xi ** 2 * cfg.d / (cfg.n * cfg.m * cfg.tau)
+    st = cfg.lr * cfg.sigma_xi_tilde ** 2 * cfg.d_tilde / (cfg.n * cfg.m * cfg.tau)
+    relu = lambda x: max(x, 0.0)
+    hist = [_plain_margins(P, Pt, N)]
+    for _ in range(steps):
+        newP = [row[:] for row in P]
+        newPt = [row[:] for row in Pt] if Pt is not None else None
+        for r in range(len(P)):
+            for i in range(len(P[0])):
+                if mode == "single":
+                    if P[r][i] > 0:
+                        newP[r][i] = P[r][i] + a * s * (P[r][i] - sum(relu(P[r][j]) for j in N[i]) / len(N[i]))
+                else:
+                    if P[r][i] > 0:
+                        newP[r][i] = P[r][i] + a * s * (relu(Pt[r][i]) - sum(relu(Pt[r][j]) for j in N[i]) / len(N[i]))
+                    if Pt[r][i] > 0:
+                        newPt[r][i] = Pt[r][i] + a * st * (relu(P[r][i]) - sum(relu(P[r][j]) for j in N[i]) / len(N[i]))
+        P, Pt = newP, newPt
+        hist.append(_plain_margins(P, Pt, N))
+    return hist
+
+
+SMALL = mmcl.SyntheticConfig(d=60, d_tilde=50, n=8, m=5, M=3, sigma0=0.05, lr=0.05, tau=0.5, sigma_xi_tilde=1.2)
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_linearised_noise_margin_is_the_plain_iteration(mode):
+    cfg = SMALL
+    data = sample_synthetic(cfg, 3, dtype=F64, with_ood=False)
+    nm = linearised_noise_margin(cfg, mode, data)
+    assert isinstance(nm, NoiseMargin) and nm.mode == mode and nm.level == pytest.approx(cfg.tau * math.log(cfg.M))
+    assert nm.margins.dtype == F64 and nm.margins.shape == (nm.step + 1, cfg.n) and nm.step >= 4
+    P = (data.W0 @ data.xi.T).tolist()
+    Pt = (data.W0_tilde @ data.xi_tilde.T).tolist() if mode == "multi" else None
+    plain = torch.tensor(_plain_map(cfg, mode, P, Pt, data.negatives.tolist(), nm.step), dtype=F64)
+    assert torch.allclose(nm.margins, plain, rtol=1e-10, atol=1e-14)
+    # the step is the first at which the mean margin reaches tau log M
+    means = plain.mean(1)
+    assert float(means[-1]) >= nm.level and bool((means[:-1] < nm.level).all())
+    if float(means[0]) > 0:
+        assert nm.rate() == pytest.approx(float(means[-1] / means[0]) ** (1 / (2 * nm.step)) - 1, rel=1e-12)
+    k = nm.step // 2
+    assert nm.rate(k) == pytest.approx(float(means[-1] / means[k]) ** (1 / (2 * (nm.step - k))) - 1, rel=1e-12)
+
+
+def test_the_margin_grows_on_the_deviations_mode_not_the_races_at_figure_1():
+    # the finding the chapter states: at Figure 1 the single-modal margin grows at ~0.031 per step, between the
+    # race's balanced-mode (a - b) s = 0.0196 and the deviations' a s = 0.039, and above the signal's 0.0245
+    cfg = mmcl.SyntheticConfig()
+    race = stage1_race(cfg, "single")
+    a, _ = b_dynamics_prediction(cfg)
+    nm = linearised_noise_margin(cfg, "single", sample_synthetic(cfg, 0, with_ood=False))
+    assert race.noise_rate == pytest.approx(0.0196, abs=1e-4) and race.signal_rate == pytest.approx(0.0245, abs=1e-4)
+    assert nm.rate() == pytest.approx(0.0317, abs=1e-3)
+    assert race.signal_rate < nm.rate() < a * noise_step_scale(cfg)
+    assert nm.step < race.noise_step  # the noise finishes earlier than the closed form says
+    # its initial margin is (1 - 1/pi) x0^2/2: the negatives' term E sigma(Psi)^2/pi is subtracted
+    assert float(nm.margins[0].mean()) / (cfg.init_noise ** 2 / 2) == pytest.approx(1 - 1 / math.pi, abs=0.03)
+
+
+def test_linearised_noise_margin_rejects_bad_input():
+    cfg = SMALL
+    data = sample_synthetic(cfg, 0, with_ood=False)
+    with pytest.raises(ValueError, match="mode"):
+        linearised_noise_margin(cfg, "both", data)
+    with pytest.raises(ValueError, match="max_steps"):
+        linearised_noise_margin(cfg, "single", data, max_steps=0)
+    with pytest.raises(ValueError, match="max_steps"):
+        linearised_noise_margin(cfg, "single", data, max_steps=1)  # the level is not reached in one step
+    with pytest.raises(ValueError, match="data"):
+        linearised_noise_margin(cfg.replace(n=10), "single", data)
+    with pytest.raises(ValueError, match="data"):
+        linearised_noise_margin(cfg, "single", {"xi": 1})
+    with pytest.raises(ValueError, match="M >= 2"):
+        linearised_noise_margin(cfg.replace(M=1), "single", sample_synthetic(cfg.replace(M=1), 0, with_ood=False))
+    single_only = SyntheticData(**dict({k: getattr(data, k) for k in SyntheticData._SPEC}, mu_tilde=None,
+                                       xi_tilde=None, W0_tilde=None))
+    with pytest.raises(ValueError, match="xi_tilde"):
+        linearised_noise_margin(cfg, "multi", single_only)
+    nm = linearised_noise_margin(cfg, "single", data)
+    for bad in (-1, nm.step, 1.5, True):
+        with pytest.raises(ValueError, match="start"):
+            nm.rate(bad)
+    big = cfg.replace(sigma0=1.0)
+    started = linearised_noise_margin(big, "single", sample_synthetic(big, 0, with_ood=False))  # past the line at step 0
+    assert started.step == 0 and started.margins.shape == (1, cfg.n)
+    with pytest.raises(ValueError, match="start"):
+        started.rate()
+    multi = linearised_noise_margin(cfg, "multi", data)
+    nonpos = [k for k in range(multi.step) if float(multi.margins[k].mean()) <= 0]
+    if nonpos:
+        with pytest.raises(ValueError, match="start"):
+            multi.rate(nonpos[0])
+
+
+def test_noise_margins_batch_over_leading_dimensions():
+    g = torch.Generator().manual_seed(1)
+    P, Pt = torch.randn(3, 4, 6, generator=g, dtype=F64), torch.randn(3, 4, 6, generator=g, dtype=F64)
+    N = torch.tensor([[1, 2], [0, 3], [4, 5], [0, 1], [2, 3], [4, 0]])
+    out = noise_margins(P, Pt, N)
+    assert out.shape == (3, 6)
+    for k in range(3):
+        assert out[k].tolist() == pytest.approx(_plain_margins(P[k].tolist(), Pt[k].tolist(), N.tolist()), rel=1e-12)
+        assert noise_margins(P[k], None, N).tolist() == pytest.approx(_plain_margins(P[k].tolist(), None, N.tolist()),
+                                                                       rel=1e-12)
+
+
+def test_the_margin_race_on_the_studies_grids():
+    from mmcl.experiments import phase_diagrams as ex
+
+    c = ex.race_config("n_snr", 50, 1.0)
+    # the noise map never sees the signal: the same step at any ||mu||, and the draw's own step
+    step = ex.margin_race_noise_step(c, "single", 1)
+    assert step == ex.margin_race_noise_step(ex.race_config("n_snr", 50, 7.0), "single", 1)
+    assert step == linearised_noise_margin(c, "single", sample_synthetic(c, 1, with_ood=False)).step
+    for study, mode, n in (("n_snr", "single", 50), ("cmu", "multi", 24)):
+        v = ex.margin_race_boundary(study, n, mode)
+        noise = ex.margin_race_noise_step(ex.race_config(study, n, v), mode)
+        assert stage1_race(ex.race_config(study, n, v * 1.01), mode).signal_step < noise
+        assert stage1_race(ex.race_config(study, n, v / 1.01), mode).signal_step >= noise
+        # on the margin's modes the noise is faster: the boundary moves up against the closed form's
+        assert v > ex.race_boundary(study, n, mode)
+    with pytest.raises(ValueError, match="study"):
+        ex.margin_race_boundary("d_n", 50, "single")
+    with pytest.raises(ValueError, match="tol"):
+        ex.margin_race_boundary("n_snr", 50, "single", tol=0)
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_linearised_noise_margin_fast_path_is_the_plain_step_iterated(mode):
+    # the loop's fast path (an averaging matrix, shared negative means) against linearised_noise_step and
+    # noise_margins, the plain definitions, iterated
+    cfg = mmcl.SyntheticConfig(n=40, M=15, m=12, d=300, d_tilde=300)
+    data = sample_synthetic(cfg, 2, dtype=F64, with_ood=False)
+    nm = linearised_noise_margin(cfg, mode, data)
+    P = data.W0 @ data.xi.T
+    Pt = data.W0_tilde @ data.xi_tilde.T if mode == "multi" else None
+    ref = [noise_margins(P, Pt, data.negatives)]
+    for _ in range(nm.step):
+        P, Pt = linearised_noise_step(cfg, mode, P, Pt, data.negatives)
+        ref.append(noise_margins(P, Pt, data.negatives))
+    assert nm.step > 5
+    assert torch.allclose(nm.margins, torch.stack(ref), rtol=1e-12, atol=1e-15)

@@ -15,7 +15,12 @@ studies themselves (grids, seeds, options per size) are defined in
 * the closed-form race of stage 1 (:func:`mmcl.proofs.predictions.stage1_race`) on the studies'
   grids: :func:`race_config` (a grid point with the race variable set), :func:`race_boundary`
   (the variable's value where the winner switches, by bisection) and :func:`race_overlay` (the
-  boundaries over a grid's ``n``, which the collapse and ``C_mu`` figures draw).
+  boundaries over a grid's ``n``, which the collapse and ``C_mu`` figures draw);
+* the same race with the noise's side measured on the mode that carries the similarity margin
+  (:func:`mmcl.proofs.predictions.linearised_noise_margin`): :func:`margin_race_noise_step` (the
+  step at which the iterated linearised map puts ``tau log M`` into the mean noise margin, on a
+  draw of the setting) and :func:`margin_race_boundary` (the race variable at which the
+  closed-form signal step meets it).
 
 Public: every name in ``__all__``.
 """
@@ -31,11 +36,12 @@ from mmcl.experiments.sweep.studies import (BY_SIZE, MODES, STUDIES, StudySizes,
                                             sizes, study_base, study_grid, study_seeds, summarise_view)
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.model.config import SyntheticConfig
-from mmcl.proofs.predictions import stage1_race
+from mmcl.model.data import sample_synthetic
+from mmcl.proofs.predictions import linearised_noise_margin, stage1_race
 
 __all__ = ["StudySizes", "BY_SIZE", "sizes", "config", "MODES", "STUDIES", "study_seeds", "study_grid", "study_table",
            "t1_tables", "run_agreement", "ViewSummary", "summarise_view", "race_config", "race_boundary",
-           "race_overlay"]
+           "race_overlay", "margin_race_noise_step", "margin_race_boundary"]
 
 
 def config(size: str = "default") -> SyntheticConfig:
@@ -118,3 +124,46 @@ def race_overlay(study: str, size: str = "default") -> Dict[str, Dict[int, float
         raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
     modes = MODES if study == "n_snr" else ("multi",)
     return {mode: {n: race_boundary(study, n, mode, size) for n in study_grid(study, size)["n"]} for mode in modes}
+
+
+# --------------------------------------------------------------------------------------------
+# The race with the noise's side on the margin's own modes (the iterated linearised map)
+# --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _margin_step(cfg: SyntheticConfig, mode: str, seed: int) -> int:
+    return linearised_noise_margin(cfg, mode, sample_synthetic(cfg, seed, with_ood=False)).step
+
+
+def margin_race_noise_step(cfg: SyntheticConfig, mode: str, seed: int = 0) -> int:
+    """The step at which the noise reaches the race's finish line when its side is measured on the
+    modes that carry the similarity margin: :func:`mmcl.proofs.predictions.linearised_noise_margin`
+    on the explicit draw ``seed`` of ``cfg`` (:func:`mmcl.model.data.sample_synthetic`).  The noise
+    map never sees the signal, and a draw's noise and initial weights do not depend on ``||mu||``,
+    ``||mu~||``: the result is computed once per setting without them (so once per ``n`` and seed on
+    the ``n x SNR`` and ``C_mu`` grids)."""
+    return _margin_step(cfg.replace(mu_norm=1.0, mu_tilde_norm=1.0), mode, seed)
+
+
+def margin_race_boundary(study: str, n: int, mode: str, size: str = "default", *, seed: int = 0,
+                         tol: float = 1e-6) -> float:
+    """The value of the study's race variable (:func:`race_config`) at which the closed-form
+    signal step of :func:`mmcl.proofs.predictions.stage1_race` falls below
+    :func:`margin_race_noise_step` (draw ``seed``): the boundary of the race whose noise side is
+    measured on the margin's own modes, by bisection as in :func:`race_boundary`; ``nan`` if the
+    winner does not switch within ``(0.05, 20)``."""
+    check_number("tol", tol, 0, 0.1, low_closed=False)
+    if study not in _RACE_VARIABLE:
+        raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
+    lo, hi = _RACE_BRACKET
+    noise = margin_race_noise_step(race_config(study, n, lo, size), mode, seed)
+
+    def signal_wins(v):
+        return stage1_race(race_config(study, n, v, size), mode).signal_step < noise
+
+    hi = min(hi, lo * 0.9 / stage1_race(race_config(study, n, lo, size), mode).signal_rate)
+    if hi <= lo or signal_wins(lo) or not signal_wins(hi):
+        return float("nan")
+    while math.log(hi / lo) > tol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if signal_wins(mid) else (mid, hi)
+    return math.sqrt(lo * hi)

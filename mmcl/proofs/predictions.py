@@ -15,7 +15,8 @@ from mmcl.dynamics.trajectory import Trajectory
 from mmcl.dynamics.engines import t1_statistic
 
 __all__ = ["b_dynamics_prediction", "pairing_rate", "pairing_rate_of", "noise_step_scale", "signal_step_scale", "single_growth_rate", "multi_growth_rate", "t1_single", "t1_multi", "t1_formula",
-           "measured_t1", "C_MU_THRESHOLD", "Stage1Race", "stage1_race"]
+           "measured_t1", "C_MU_THRESHOLD", "Stage1Race", "stage1_race",
+           "linearised_noise_step", "noise_margins", "NoiseMargin", "linearised_noise_margin"]
 
 C_MU_THRESHOLD = 2.66  # Assumption 4.1(7): C_mu = ||mu~||/||mu|| >= 2.66 (our reading of the extracted text)
 
@@ -185,6 +186,12 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
     the partner's ``<w~_r, xi~_i>`` and grows only where both are active; the normalised totals
     grow at ``(a - b) sqrt(s s~)`` (``s~`` with ``sigma_xi~``, ``d~``).  Since ``a - b = b``, the
     rate ratio is ``n SNR^2`` exactly (single) and ``C_mu n SNR^2`` (multi, equal noise).
+    This noise rate is a heuristic, of the wrong mode: the margin of one sample is carried by its
+    own active pairs, whose deviations from their class mean grow at ``a s``, and iterating the map
+    (:func:`linearised_noise_margin`) gives a margin rate of about ``1.6 (a - b) s`` at Figure 1
+    (0.031 against 0.0196, above the signal's 0.0245), from an initial margin ``1 - 1/pi`` times
+    the one assumed here.  The boundaries this race predicts nevertheless agree with the sweeps'
+    (the chapter "Phase diagrams", section "The race in closed form").
 
     *Sizes and the finish line.*  The initial sizes are the root-mean-square initial
     preactivations: ``sigma0 ||mu||`` and ``sigma0 sigma_xi sqrt(d)`` (single; the noise starts
@@ -234,3 +241,132 @@ def stage1_race(cfg: SyntheticConfig, mode: str) -> Stage1Race:
     return Stage1Race(mode=mode, signal_rate=signal_rate, noise_rate=noise_rate, signal_init=signal_init,
                       noise_init=noise_init, level=level, signal_step=t_sig, noise_step=t_noise,
                       winner="signal" if t_sig < t_noise else "noise")
+
+
+# --------------------------------------------------------------------------------------------
+# The noise's similarity margin under the linearised map of stage 1 (ours): which mode carries it
+# --------------------------------------------------------------------------------------------
+def linearised_noise_step(cfg: SyntheticConfig, mode: str, P: torch.Tensor, P_tilde, negatives: torch.Tensor):
+    r"""One step of the linearised noise map of stage 1 (the section "The race in closed form" of
+    the chapter "Phase diagrams"): for every active pair (``P[r, i] > 0``)
+
+    ``P[r, i] <- P[r, i] + a s (Q[r, i] - mean_{j in N_i} relu(Q[r, j]))``,
+
+    with ``Q = P`` (``mode="single"``) or ``Q = relu(P_tilde)`` (``"multi"``, the partner's
+    preactivations, which move by the same rule with ``s~`` and ``P`` as their partner), ``a = M/(M+1)``
+    and ``s`` = :func:`noise_step_scale`.  Inactive pairs do not move.  It is Eq. (13) (Lemma 5.3's
+    noise update, multi-modal) at uniform loss derivatives, without cross terms, with ``||xi_i||^2``
+    replaced by ``sigma_xi^2 d``.  ``P``, ``P_tilde``: ``(m, n)`` preactivations ``<w_r, xi_i>``,
+    ``<w~_r, xi~_i>`` (``P_tilde`` is ``None`` in single mode); ``negatives``: ``(n, M)`` indices.
+    Returns ``(P, P_tilde)`` after the step (``P_tilde`` ``None`` in single mode)."""
+    a, _ = b_dynamics_prediction(cfg)
+    s = noise_step_scale(cfg)
+    if mode == "single":
+        return torch.where(P > 0, P + a * s * (P - torch.relu(P)[:, negatives].mean(-1)), P), None
+    s_t = noise_step_scale(cfg.second_modality_noise())
+    Q, Qt = torch.relu(P), torch.relu(P_tilde)
+    return (torch.where(P > 0, P + a * s * (Qt - Qt[:, negatives].mean(-1)), P),
+            torch.where(P_tilde > 0, P_tilde + a * s_t * (Q - Q[:, negatives].mean(-1)), P_tilde))
+
+
+def noise_margins(P: torch.Tensor, P_tilde, negatives: torch.Tensor) -> torch.Tensor:
+    """The noise's part of every sample's similarity margin, ``(n,)``: the similarity of sample
+    ``i`` with its positive minus the mean similarity with its negatives ``N_i``, both over the
+    ``m`` neurons (the similarity of Sec. 3 is a mean over neurons), from the noise patches alone:
+    ``mean_r relu(P[r, i]) (relu(Q[r, i]) - mean_{j in N_i} relu(Q[r, j]))`` with ``Q = P``
+    (single-modal, the positive's augmentation neglected) or ``Q = P_tilde`` (multi-modal, the
+    partner's preactivations).  Batched over leading dimensions of ``P`` (``(..., m, n)``)."""
+    Q = torch.relu(P)
+    Qt = Q if P_tilde is None else torch.relu(P_tilde)
+    return (Q * (Qt - Qt[..., negatives].mean(-1))).mean(-2)
+
+
+@dataclass(frozen=True)
+class NoiseMargin:
+    """The noise's similarity margin under the linearised map of stage 1
+    (:func:`linearised_noise_margin`).
+
+    ``margins``: ``(T + 1, n)`` float64, every sample's noise margin (:func:`noise_margins`) at steps
+    ``0..T``; ``level``: the finish line ``tau log M``; ``step``: the first step ``T`` at which the
+    mean margin over the samples reaches ``level`` (the last row of ``margins``; 0 where the noise
+    starts past it, and then :meth:`rate` has no stage to measure)."""
+
+    mode: str
+    margins: torch.Tensor
+    level: float
+    step: int
+
+    def rate(self, start: int = 0) -> float:
+        """The growth rate per step *of a preactivation* that carries the mean margin from step
+        ``start`` to the finish: ``(mean margin(T) / mean margin(start))^(1/(2 (T - start))) - 1``
+        (the margin is quadratic in the preactivations, so half its log-rate; directly comparable
+        with :attr:`Stage1Race.noise_rate`).  ``start`` in ``[0, T)``; the initial mean margin must be
+        positive (multi-modal it starts near 0: measure from a later ``start``)."""
+        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < self.step:
+            raise ValueError(f"start must be an integer in [0, {self.step}), got {start!r}")
+        m0, m1 = float(self.margins[start].mean()), float(self.margins[-1].mean())
+        if m0 <= 0:
+            raise ValueError(f"start={start}: the mean margin there is {m0:.3g} <= 0, it has no log-rate; "
+                             "valid: a later start")
+        return (m1 / m0) ** (1.0 / (2 * (self.step - start))) - 1.0
+
+
+def linearised_noise_margin(cfg: SyntheticConfig, mode: str, data, *, max_steps: int = 10_000) -> NoiseMargin:
+    r"""The noise's similarity margin of stage 1, measured by iterating the linearised noise map
+    (:func:`linearised_noise_step`) from a draw's initial preactivations ``<w_r(0), xi_i>``
+    (and ``<w~_r(0), xi~_i>``) until the mean over the samples of the per-sample margin
+    (:func:`noise_margins`) reaches ``tau log M``: the finish line of :func:`stage1_race`, whose noise
+    rate is the rate of the balanced mode ``B_+ + B_-`` of the class totals.
+
+    The margin of one sample is carried by its own active pairs.  Decomposed over a neuron's active
+    pairs, the map has three kinds of modes: the balanced class totals (rate ``(a - b) s``), their
+    difference (``(a + b) s``), and the within-class deviations, which the mean over the negatives
+    (samples of the other class) does not see, growing at ``a s``.  The deviations are as large as the
+    class means at initialisation (a half-normal's spread against its mean), and the negatives' mean
+    cancels part of the class means in the margin, so the margin grows at a rate between ``(a - b) s``
+    and ``a s``, set by the draw: :meth:`NoiseMargin.rate` measures it.
+
+    ``data``: a :class:`~mmcl.model.data.SyntheticData` drawn for ``cfg`` (computed in float64; its
+    cross terms play no part, the map acts on the preactivations).  ``max_steps``: a ValueError if the
+    level is not reached within it.  Checked against a plain loop over neurons and samples and against
+    one step of :func:`mmcl.dynamics.reference.reference_step` in ``tests/test_predictions_race.py``."""
+    check_config(cfg)
+    if mode not in ("single", "multi"):
+        raise ValueError(f"mode={mode!r} is unknown; valid: 'single', 'multi'")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+    if cfg.M < 2:
+        raise ValueError(f"linearised_noise_margin needs M >= 2 for a positive level tau log M, got M={cfg.M}")
+    xi = getattr(data, "xi", None)
+    if not isinstance(xi, torch.Tensor) or xi.dim() != 2 or tuple(data.negatives.shape) != (cfg.n, cfg.M) \
+            or tuple(data.W0.shape) != (cfg.m, xi.shape[1]) or xi.shape[0] != cfg.n:
+        raise ValueError(f"data must be one SyntheticData draw for cfg (n={cfg.n}, m={cfg.m}, M={cfg.M})")
+    if mode == "multi" and data.xi_tilde is None:
+        raise ValueError("data has no second modality (xi_tilde), which mode='multi' needs")
+    f64 = torch.float64
+    P = data.W0.to(f64) @ xi.to(f64).T
+    Pt = data.W0_tilde.to(f64) @ data.xi_tilde.to(f64).T if mode == "multi" else None
+    level = cfg.tau * math.log(cfg.M)
+    # fast path of linearised_noise_step + noise_margins (tested equal to them): the mean over the negatives as
+    # one product with the (n, n) averaging matrix, each modality's computed once per step and shared
+    n = cfg.n
+    avg = torch.zeros(n, n, dtype=f64)
+    avg[torch.arange(n)[:, None], data.negatives.cpu()] = 1.0 / cfg.M
+    a, _ = b_dynamics_prediction(cfg)
+    s = noise_step_scale(cfg)
+    s_t = noise_step_scale(cfg.second_modality_noise()) if mode == "multi" else s
+    margins = []
+    for t in range(max_steps + 1):
+        Q = torch.relu(P)
+        Qt = Q if Pt is None else torch.relu(Pt)
+        neg_t = Qt @ avg.T  # mean_{j in N_i} relu(partner's P[r, j])
+        margins.append((Q * (Qt - neg_t)).mean(0))
+        if float(margins[-1].mean()) >= level:  # step 0: the noise starts past the finish line (the race's 0)
+            return NoiseMargin(mode=mode, margins=torch.stack(margins), level=level, step=t)
+        if Pt is None:
+            P = torch.where(P > 0, P + a * s * (P - neg_t), P)
+        else:
+            P, Pt = (torch.where(P > 0, P + a * s * (Qt - neg_t), P),
+                     torch.where(Pt > 0, Pt + a * s_t * (Q - Q @ avg.T), Pt))
+    raise ValueError(f"the mean noise margin did not reach tau log M = {level:.3g} within max_steps={max_steps}; "
+                     "valid: a larger max_steps")
