@@ -55,8 +55,8 @@ VERDICT_TEXT = {"holds": "holds", "reach-holds": "holds where every reachable pr
                 "beyond": "holds beyond its premises", "fails": "fails",
                 "reach-fails": "fails where every reachable premise holds",
                 "outside": "outside the premises", "observation": "our measurement"}
-#: The premises no computation can reach, with why: conditions on ``n`` far beyond what a run can
-#: hold (its Gram matrix has ``n^2`` entries).  Where only these fail, a verdict says so.
+#: The premises no computation can reach, each with its reason (conditions on ``n`` far beyond what a
+#: run can hold, whose Gram matrix has ``n^2`` entries).  Where only these fail, a verdict says so.
 UNREACHABLE = {"4b": "n >= 1.28e6 log(4/delta), about 2.9 million at delta = 0.1 (proof of Lemma D.8)",
                "C.10": "n >= 8 C^2 log(1/delta)/(-log(1 - (delta/m)^2)), about 1.9e11 (Lemma C.10)"}
 

@@ -300,7 +300,7 @@ class NoiseMargin:
         """The growth rate per step *of a preactivation* that carries the mean margin from step
         ``start`` to the finish: ``(mean margin(T) / mean margin(start))^(1/(2 (T - start))) - 1``
         (the margin is quadratic in the preactivations, so half its log-rate; directly comparable
-        with :attr:`Stage1Race.noise_rate`).  ``start`` in ``[0, T)``; the initial mean margin must be
+        with ``Stage1Race.noise_rate``).  ``start`` in ``[0, T)``; the initial mean margin must be
         positive (multi-modal it starts near 0: measure from a later ``start``)."""
         if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < self.step:
             raise ValueError(f"start must be an integer in [0, {self.step}), got {start!r}")
