@@ -34,6 +34,8 @@ def _add_figure(sub) -> None:
     p.add_argument("--size", default="default", choices=("tiny", "default", "full"),
                    help="default: what the book shows on a CPU; full: MMCL_BOOK_FULL=1's sizes; tiny: seconds")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:K")
+    p.add_argument("--style", default="page", choices=("page", "talk"),
+                   help="page (default): as the book shows it; talk: 16:9 with slide-sized type, written as NAME-talk.*")
     p.add_argument("--seeds", type=int, default=5, help="fig1 only: number of seeds, 0..N-1 (default 5)")
     p.add_argument("--engine", default="recursion", choices=("recursion", "gd", "autograd"),
                    help="fig1 only: dynamics engine (default recursion: exact and fastest)")
@@ -54,9 +56,11 @@ def _run_figure(args) -> int:
         raise ValueError("--out DIR is required to write a figure")
     t0 = time.perf_counter()
     if args.name == "fig1":
+        if args.style != "page":
+            raise ValueError("--style talk applies to registered figures: use 'mmcl figure fig1-dynamics --style talk'")
         paths = _figure1(args)
     else:
-        paths = registry.save(args.name, args.out, size=args.size, device=args.device)
+        paths = registry.save(args.name, args.out, size=args.size, device=args.device, style=args.style)
     for p in paths:
         print(f"wrote {p}")
     print(f"done in {time.perf_counter() - t0:.1f} s")

@@ -178,3 +178,26 @@ def test_cli_figure_errors_name_what_is_missing(tmp_path):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
+
+
+def test_a_figure_for_a_talk_is_16_by_9_with_slide_sized_type(tmp_path, capsys):
+    import matplotlib.pyplot as plt
+
+    from mmcl.cli import main
+
+    page = registry.make("blueprint", "tiny")
+    talk = registry.make("blueprint", "tiny", style="talk")
+    try:
+        w, h = talk.get_size_inches()
+        assert abs(w / h - 16 / 9) < 0.01 and w > 13
+        assert talk.axes[0].title.get_fontsize() > page.axes[0].title.get_fontsize() + 4
+    finally:
+        plt.close(page), plt.close(talk)
+    with pytest.raises(ValueError, match="style='poster' is unknown"):
+        registry.make("blueprint", "tiny", style="poster")
+    assert main(["figure", "blueprint", "--size", "tiny", "--style", "talk", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blueprint-talk.pdf", "blueprint-talk.png",
+                                                          "blueprint-talk.svg"]
+    with pytest.raises(SystemExit):
+        main(["figure", "fig1", "--style", "talk", "--out", str(tmp_path)])
+    assert "fig1-dynamics --style talk" in capsys.readouterr().err

@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional
 
 from mmcl.experiments.sizes import SIZES, check_size  # the sizes a figure can be made at
 
-__all__ = ["SIZES", "CHAPTERS", "MODULES", "slug", "chapter_of", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
+__all__ = ["SIZES", "STYLES", "CHAPTERS", "MODULES", "slug", "chapter_of", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
 
 
 #: The book's chapters in their order (the file stems of ``book/``, as ``_toc.yml`` lists them;
@@ -107,14 +107,24 @@ def get(name: str) -> FigureSpec:
     return specs[name]
 
 
-def make(name: str, size: str = "default", device: Optional[str] = None):
+#: How a figure can be drawn: ``"page"`` (the book's column) or ``"talk"`` (16:9, slide-sized type).
+STYLES = ("page", "talk")
+
+
+def make(name: str, size: str = "default", device: Optional[str] = None, style: str = "page"):
     """Draw the figure ``name`` at ``size`` (see :data:`~mmcl.experiments.sizes.SIZES`) and return it.  On the CPU the
     computation runs with one torch thread, as the chapters run (``chapter_setup``), so that the
-    numbers are the chapter's; the thread count is restored afterwards."""
+    numbers are the chapter's; the thread count is restored afterwards.  ``style="talk"`` draws it
+    for a slide: slide-sized type (:func:`mmcl.figures.theme.talk`) on a 16:9 canvas."""
     _check_size(size)
+    if style not in STYLES:
+        raise ValueError(f"style={style!r} is unknown; valid: {', '.join(map(repr, STYLES))}")
+    import contextlib
+
     import torch
 
     from mmcl._utils import resolve_device
+    from mmcl.figures.theme import TALK_SIZE, talk
 
     dev = str(resolve_device(device))
     spec = get(name)
@@ -122,19 +132,27 @@ def make(name: str, size: str = "default", device: Optional[str] = None):
     if dev == "cpu":
         torch.set_num_threads(1)
     try:
-        return spec.make(size, dev)
+        with talk() if style == "talk" else contextlib.nullcontext():
+            fig = spec.make(size, dev)
+            if style == "talk":
+                fig.set_size_inches(*TALK_SIZE)
+        return fig
     finally:
         torch.set_num_threads(threads)
 
 
-def save(name: str, out_dir, size: str = "default", device: Optional[str] = None) -> List:
-    """Draw the figure ``name`` and write ``name.{pdf,svg,png}`` into ``out_dir``; returns the paths."""
+def save(name: str, out_dir, size: str = "default", device: Optional[str] = None, style: str = "page") -> List:
+    """Draw the figure ``name`` and write ``name.{pdf,svg,png}`` into ``out_dir`` (``name-talk.*``
+    with ``style="talk"``); returns the paths."""
     import matplotlib.pyplot as plt
 
-    from mmcl.figures.theme import save_figure
+    from mmcl.figures.theme import save_figure, talk
 
-    fig = make(name, size, device)
+    fig = make(name, size, device, style)
     try:
+        if style == "talk":
+            with talk():
+                return save_figure(fig, f"{name}-talk", out_dir)
         return save_figure(fig, name, out_dir)
     finally:
         plt.close(fig)

@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import Iterator, List
 
 STYLE_FILE = Path(__file__).with_name("styles") / "mmcl.mplstyle"
+#: Applied on top of :data:`STYLE_FILE` inside :func:`talk`: slide-sized type and lines.
+TALK_STYLE_FILE = Path(__file__).with_name("styles") / "talk.mplstyle"
+#: The canvas of a slide figure, inches (16:9).
+TALK_SIZE = (13.333, 7.5)
+_TALK = [False]
 FORMATS = ("pdf", "svg", "png")
 # no creation dates in the PDF and SVG metadata
 _METADATA = {"pdf": {"Creator": "mmcl", "CreationDate": None}, "svg": {"Creator": "mmcl", "Date": None},
@@ -27,16 +32,31 @@ VERDICT_STROKE = {"holds": ("#007a5a", 3.0, ""), "reach-holds": ("#007a5a", 3.0,
                   "outside": ("#a06a00", 2.5, "5,3"), "": ("#888888", 1.0, "")}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
-__all__ = ["STYLE_FILE", "FORMATS", "COLORS", "AUDIT_FILL", "VERDICT_STROKE", "style", "save_figure", "figure_dir"]
+__all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "talk", "AUDIT_FILL", "VERDICT_STROKE", "style", "save_figure", "figure_dir"]
 
 
 @contextlib.contextmanager
 def style() -> Iterator[None]:
-    """Context manager applying mmcl's matplotlib style file."""
+    """Context manager applying mmcl's matplotlib style file (and, inside :func:`talk`, the slide
+    style on top of it)."""
     import matplotlib.pyplot as plt
 
-    with plt.style.context(str(STYLE_FILE)):
+    files = [str(STYLE_FILE)] + ([str(TALK_STYLE_FILE)] if _TALK[0] else [])
+    with plt.style.context(files):
         yield
+
+
+@contextlib.contextmanager
+def talk() -> Iterator[None]:
+    """Within this context every figure is drawn with slide-sized type (:data:`TALK_STYLE_FILE`),
+    whatever drawing function makes it; :func:`mmcl.figures.registry.make` with ``style="talk"``
+    then sets the canvas to 16:9 (:data:`TALK_SIZE`)."""
+    old = _TALK[0]
+    _TALK[0] = True
+    try:
+        yield
+    finally:
+        _TALK[0] = old
 
 
 def figure_dir(default: str = "_build/figures") -> Path:
