@@ -9,7 +9,9 @@ stage 1, the noise cases of Lemma D.9).
 * :func:`multimodal_runs` -- both recursions on the chapter's seeds and the synchronisation of the
   multi-modal one (:class:`MultimodalRuns`);
 * :func:`stage1_end` -- the end of stage 1 (Lemma 5.4) of those runs;
-* :func:`noise_cases` -- the noise cases of Lemma D.9 of those runs, up to ``floor(T1)``.
+* :func:`noise_cases` -- the noise cases of Lemma D.9 of those runs, up to ``floor(T1)``;
+* :func:`variants` -- stage 1 at other values of our unstated tau and sigma0 (:data:`VARIANTS`,
+  :class:`MultimodalVariant`).
 
 The run functions are cached per ``(size, device)``: the chapter and its three figures share them.
 
@@ -18,7 +20,8 @@ Public: every name in ``__all__``.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Dict, List
 
 import torch
@@ -28,9 +31,10 @@ from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic_batch
 from mmcl.proofs import multi_stage1 as sync
+from mmcl.proofs.predictions import t1_multi
 
 __all__ = ["MultimodalSizes", "BY_SIZE", "sizes", "config", "MultimodalRuns", "multimodal_runs", "stage1_end",
-           "noise_cases"]
+           "noise_cases", "VARIANTS", "MultimodalVariant", "variants"]
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,14 @@ class MultimodalSizes:
 
     seeds: int
     n_epochs: int = 200
+    variant_seeds: int = 2
 
 
-#: The chapter runs 5 seeds (20 with MMCL_BOOK_FULL=1); "tiny" (for the tests) also stops after 100
-#: steps (Lemma 5.4's T1 is 86).
-BY_SIZE: Dict[str, MultimodalSizes] = {"tiny": MultimodalSizes(seeds=1, n_epochs=100),
-                                       "default": MultimodalSizes(seeds=5), "full": MultimodalSizes(seeds=20)}
+#: The chapter runs 5 seeds (20 with MMCL_BOOK_FULL=1) and the :data:`VARIANTS` on 2 (5); "tiny" (for
+#: the tests) also stops after 100 steps (Lemma 5.4's T1 is 86) and runs the variants on one seed.
+BY_SIZE: Dict[str, MultimodalSizes] = {"tiny": MultimodalSizes(seeds=1, n_epochs=100, variant_seeds=1),
+                                       "default": MultimodalSizes(seeds=5, variant_seeds=2),
+                                       "full": MultimodalSizes(seeds=20, variant_seeds=5)}
 
 
 def sizes(size: str = "default") -> MultimodalSizes:
@@ -98,3 +104,58 @@ def noise_cases(size: str = "default", device: str = "cpu") -> sync.NoiseCases:
     """:func:`mmcl.proofs.multi_stage1.noise_cases` of :func:`multimodal_runs` up to ``floor(T1)`` (cached)."""
     r = multimodal_runs(size, device)
     return sync.noise_cases(r.data, r.multi, r.cfg)
+
+
+#: The departures from :func:`config` at which :func:`variants` reruns stage 1: a smaller and a larger
+#: temperature, and a smaller initialisation (item 3a of Assumption 4.1 holds there).  M = 45 stays:
+#: it is close to its largest value n/2 = 50, so item 4c (M >= 100 C_l - 1) cannot be met at n = 100.
+VARIANTS: Dict[str, dict] = {"tau = 0.05": dict(tau=0.05), "tau = 0.5": dict(tau=0.5),
+                             "sigma0 = 0.003": dict(sigma0=0.003)}
+
+
+@dataclass
+class MultimodalVariant:
+    """Stage 1 of the multi-modal recursion at one of :data:`VARIANTS` (:func:`variants`), run to
+    ``floor(T1)``: ``cfg``, ``t1`` (Lemma 5.4's ``T1`` there) and, per seed, ``spread0`` (the
+    spread ``C_l`` of the loss derivatives at t = 0), ``first_violation`` (the first step at which
+    Lemma D.4's lower bound (43) exceeds the measured ``A_r(t)``; inf if none), ``max_gamma_t1``
+    (``max_r gamma_r`` at ``floor(T1)``), ``rho_t1`` (``max_{r,i} rho_{r,i}`` there), ``cases``
+    ``(3, seeds)`` the share of the pairs of Lemma D.9's cases (1)-(3) whose claim held, and
+    ``lost`` the number of neurons that reach step and fall out of it again before ``floor(T1)``."""
+
+    cfg: SyntheticConfig
+    t1: float
+    spread0: torch.Tensor
+    first_violation: torch.Tensor
+    max_gamma_t1: torch.Tensor
+    rho_t1: torch.Tensor
+    cases: torch.Tensor
+    lost: torch.Tensor
+
+
+@functools.lru_cache(maxsize=2)
+def variants(size: str = "default", device: str = "cpu") -> Dict[str, MultimodalVariant]:
+    """The multi-modal recursion at each of :data:`VARIANTS` on the ``variant_seeds`` of ``size``,
+    to ``floor(T1)`` (cached), with :func:`~mmcl.proofs.multi_stage1.stage1_end` and
+    :func:`~mmcl.proofs.multi_stage1.noise_cases`: do the chapter's stage-1 findings hinge on our
+    tau and sigma0?"""
+    base = config(size)
+    seeds = list(range(sizes(size).variant_seeds))
+    out = {}
+    for name, change in VARIANTS.items():
+        c = replace(base, **change)
+        t1 = t1_multi(c)
+        k1 = math.floor(t1)
+        c = replace(c, n_epochs=k1 + 1)
+        data = sample_synthetic_batch(c, seeds, dtype=torch.float64, device=device)
+        multi = simulate(c, data, "multi", "recursion", record_derivatives=True)
+        syn = sync.synchronisation(data, multi)
+        end = sync.stage1_end(syn, multi, c)
+        cases = sync.noise_cases(data, multi, c)
+        lost = (~syn.kept & syn.synchronised).flatten(1).sum(-1)
+        out[name] = MultimodalVariant(
+            cfg=c, t1=t1, spread0=end.spread[:, 0].cpu(),
+            first_violation=torch.tensor([math.inf if v is None else v for v in end.first_violation], dtype=torch.float64),
+            max_gamma_t1=end.max_gamma[:, k1].cpu(), rho_t1=multi.rho[:, k1].amax((-1, -2)).cpu(),
+            cases=torch.stack([cases.fraction(k) for k in (1, 2, 3)]).cpu(), lost=lost.cpu())
+    return out

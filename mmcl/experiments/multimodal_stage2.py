@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List
 
 import torch
@@ -35,7 +35,7 @@ from mmcl.proofs.predictions import t1_multi
 from mmcl.proofs.single_stage2 import ComparatorConfig
 
 __all__ = ["MultiStage2Sizes", "BY_SIZE", "sizes", "config", "EPSILON", "MultiStage2Run", "stage2_run",
-           "Stage2Chains", "chains", "scales"]
+           "Stage2Chains", "chains", "scales", "VARIANTS", "MultiStage2Variant", "variants"]
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,14 @@ class MultiStage2Sizes:
 
     seeds: int
     n_epochs: int = 200
+    variant_seeds: int = 2
 
 
-#: The chapter runs 5 seeds (20 with MMCL_BOOK_FULL=1); "tiny" is for the tests.
-BY_SIZE: Dict[str, MultiStage2Sizes] = {"tiny": MultiStage2Sizes(seeds=1, n_epochs=110),
-                                        "default": MultiStage2Sizes(seeds=5), "full": MultiStage2Sizes(seeds=20)}
+#: The chapter runs 5 seeds (20 with MMCL_BOOK_FULL=1) and the :data:`VARIANTS` on 2 (5); "tiny" is
+#: for the tests (the variants on one seed).
+BY_SIZE: Dict[str, MultiStage2Sizes] = {"tiny": MultiStage2Sizes(seeds=1, n_epochs=110, variant_seeds=1),
+                                        "default": MultiStage2Sizes(seeds=5, variant_seeds=2),
+                                        "full": MultiStage2Sizes(seeds=20, variant_seeds=5)}
 
 #: the target ``eps`` of the comparators (the chapter's ``ComparatorConfig(epsilon=0.01)``)
 EPSILON = 0.01
@@ -129,3 +132,61 @@ def scales(size: str = "default", device: str = "cpu") -> scales_.Stage2Scales:
     (cached): ``max_r gamma_r`` and ``max_{r,i} |rho_{r,i}|`` of both networks along training."""
     r = stage2_run(size, device)
     return scales_.stage2_scales(r.traj, r.cfg, r.t1)
+
+
+#: The departures from :func:`config` at which :func:`variants` reruns App. D.2's chain with the
+#: paper's signs: a smaller temperature, a larger initialisation and fewer negatives, each over the
+#: chapter's 200 steps (a larger temperature would need about twice as many: T1 is 170 at tau = 0.2).
+VARIANTS: Dict[str, dict] = {"tau = 0.05": dict(tau=0.05), "sigma0 = 0.02": dict(sigma0=0.02), "M = 20": dict(M=20)}
+
+
+@dataclass
+class MultiStage2Variant:
+    """App. D.2's chain with the paper's signs at one of :data:`VARIANTS` (:func:`variants`): ``cfg``,
+    ``t1``; ``seeds_holding``, ``seeds_failing`` how many seeds satisfy Lemma D.14's one-step
+    inequality at every step of ``[T1, T)`` and at none; ``factor`` the factor it needs instead of 2
+    (over all seeds); ``second_share`` the share of the steps at which the second network's
+    inequality holds; ``pos_second`` the largest positive-margin ratio of Lemma D.13 in the second
+    network (>= 1 asked); ``d12`` ``||W(T1) - W*||_F`` over ``sqrt(m)/||mu||`` per seed (both
+    networks); ``avg54`` the largest of Lemma 5.4's four averages at ``T1`` (>= 3 in its proof);
+    ``noise_t1`` the smallest over seeds and networks of ``max_{r,i} |rho_{r,i}(T1)|``, against
+    ``rho_bound = sigma0 sigma_xi sqrt(d)`` (Lemma D.15)."""
+
+    cfg: SyntheticConfig
+    t1: int
+    seeds_holding: int
+    seeds_failing: int
+    factor: float
+    second_share: float
+    pos_second: float
+    d12: torch.Tensor
+    avg54: float
+    noise_t1: float
+    rho_bound: float
+
+
+@functools.lru_cache(maxsize=2)
+def variants(size: str = "default", device: str = "cpu") -> Dict[str, MultiStage2Variant]:
+    """:func:`mmcl.proofs.multi_stage2.multi_comparator_chain` with the paper's signs at each of
+    :data:`VARIANTS`, on the ``variant_seeds`` of ``size`` (cached): does the chapter's verdict on
+    Lemmas D.13-D.15 hinge on our tau, sigma0, M?"""
+    base = config(size)
+    seeds = list(range(sizes(size).variant_seeds))
+    ccfg = ComparatorConfig(epsilon=EPSILON)
+    out = {}
+    for name, change in VARIANTS.items():
+        c = replace(base, **change)
+        data = sample_synthetic_batch(c, seeds, dtype=torch.float64).to(device=device)
+        traj = simulate(c, data, "multi", "recursion", record_derivatives=True)
+        syn, t1 = sync.synchronisation(data, traj), math.ceil(t1_multi(c))
+        ch = ms2.multi_comparator_chain(traj, data, c, ccfg, t1)
+        sl = ch.slack[:, t1:]
+        noise = torch.stack([traj.rho[:, t1].abs().amax((-1, -2)), traj.rho_tilde[:, t1].abs().amax((-1, -2))])
+        out[name] = MultiStage2Variant(
+            cfg=c, t1=t1, seeds_holding=int((sl >= 0).all(-1).sum()), seeds_failing=int((sl < 0).all(-1).sum()),
+            factor=float(ch.factor14), second_share=float((ch.slack_second[:, t1:] >= 0).double().mean()),
+            pos_second=float(ch.pos_ratio[1].max()),
+            d12=torch.cat([(ch.distance_t1[k] / ch.d12_scale[k]).reshape(-1).cpu() for k in (0, 1)]),
+            avg54=float(ms2.lemma54_averages(syn, c, t1).max()), noise_t1=float(noise.min()),
+            rho_bound=c.init_noise)
+    return out

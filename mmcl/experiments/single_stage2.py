@@ -13,7 +13,9 @@ and :mod:`mmcl.downstream.evaluation`.
 * :func:`scale_gap_sweep` -- the end of training against ``n`` (:class:`ScaleGapSweep`), for any
   configuration, values of ``n`` and seeds; :func:`n_sweep` runs it at the chapter's sizes;
 * :func:`downstream` -- the downstream error of both networks on the run's draws
-  (:class:`Stage2Downstream`).
+  (:class:`Stage2Downstream`);
+* :func:`variants` -- App. C.2's links 1 and 3 at other values of our unstated constants (tau,
+  sigma0, M), on :data:`VARIANTS` (:class:`Stage2Variant`).
 
 The run functions are cached per ``(size, device)``: the chapter and its four figures share them.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Tuple
 
 import torch
@@ -37,7 +39,8 @@ from mmcl.proofs import single_stage2 as cv
 from mmcl.proofs.predictions import t1_single
 
 __all__ = ["Stage2Sizes", "BY_SIZE", "sizes", "config", "EPSILON", "Stage2Run", "stage2_run", "comparator_chain",
-           "ScaleGapSweep", "scale_gap_sweep", "n_sweep", "Stage2Downstream", "downstream"]
+           "ScaleGapSweep", "scale_gap_sweep", "n_sweep", "Stage2Downstream", "downstream", "VARIANTS",
+           "Stage2Variant", "variants"]
 
 
 @dataclass(frozen=True)
@@ -50,15 +53,16 @@ class Stage2Sizes:
     sweep_n: Tuple[int, ...]
     sweep_seeds: int
     n_epochs: int = 200
+    variant_seeds: int = 2
 
 
 #: The chapter runs 5 seeds and n = 50, 100, 200 with 2 seeds each (20 seeds, and n up to 800 with 5
-#: seeds, with MMCL_BOOK_FULL=1); "tiny" (for the tests) also stops after 150 steps (stage 2 starts
-#: at T1 = 101).
+#: seeds, with MMCL_BOOK_FULL=1), and the :data:`VARIANTS` on 2 seeds (5); "tiny" (for the tests)
+#: also stops after 150 steps (stage 2 starts at T1 = 101) and runs the variants on one seed.
 BY_SIZE: Dict[str, Stage2Sizes] = {
-    "tiny": Stage2Sizes(seeds=1, sweep_n=(20, 40), sweep_seeds=1, n_epochs=150),
-    "default": Stage2Sizes(seeds=5, sweep_n=(50, 100, 200), sweep_seeds=2),
-    "full": Stage2Sizes(seeds=20, sweep_n=(50, 100, 200, 400, 800), sweep_seeds=5),
+    "tiny": Stage2Sizes(seeds=1, sweep_n=(20, 40), sweep_seeds=1, n_epochs=150, variant_seeds=1),
+    "default": Stage2Sizes(seeds=5, sweep_n=(50, 100, 200), sweep_seeds=2, variant_seeds=2),
+    "full": Stage2Sizes(seeds=20, sweep_n=(50, 100, 200, 400, 800), sweep_seeds=5, variant_seeds=5),
 }
 
 #: the target loss of the comparator (the chapter's ``ComparatorConfig(epsilon=0.05)``)
@@ -187,3 +191,59 @@ def downstream(size: str = "default", device: str = "cpu") -> Stage2Downstream:
     feature_snr = {mode: scales.ood_feature_snr(tr, r.data) for mode, tr in (("single", r.traj), ("multi", traj_multi))}
     err = {mode: {p: (1 - e.accuracy[:, -1]).cpu() for p, e in evs.items()} for mode, evs in ev.items()}
     return Stage2Downstream(traj_multi=traj_multi, ev=ev, err=err, feature_snr=feature_snr)
+
+
+# --------------------------------------------------------------------------------------------
+# The comparator chain at other values of our unstated constants
+# --------------------------------------------------------------------------------------------
+#: The departures from :func:`config` at which :func:`variants` evaluates links 1 and 3: a larger and
+#: a smaller temperature, a smaller initialisation (item 3a of Assumption 4.1 holds there) and fewer
+#: negatives.  Each runs ``T1 + 100`` steps, the same 100 steps of stage 2 as the main run.  At
+#: tau = 0.5 the step size is five times ours, which keeps the per-step growth
+#: ``eta sigma_xi^2 d/(n m tau)`` and so stage 1 at about 100 steps (with our eta it lasts about 500,
+#: and links 1 and 3 come out the same on seeds 0-1: factor 1.51-1.52 against 1.50-1.52 here).
+VARIANTS: Dict[str, dict] = {"tau = 0.5": dict(tau=0.5, lr=0.05), "tau = 0.05": dict(tau=0.05),
+                             "sigma0 = 0.003": dict(sigma0=0.003), "M = 20": dict(M=20)}
+
+
+@dataclass
+class Stage2Variant:
+    """Links 1 and 3 of App. C.2 at one of :data:`VARIANTS` (:func:`variants`), per seed: ``cfg``;
+    ``link1_gap`` the smallest lambda link 1's positive margins need minus the largest its negative
+    ones allow (> 0: no lambda satisfies link 1); ``act_max`` the largest average activation behind
+    the positive margin on ``[T1, T]`` (the proof needs >= 2); ``link3_share`` the share of the steps
+    of ``[T1, T)`` at which link 3 holds with the paper's ``lambda = 2 tau L``; ``factor`` the factor
+    link 3 needs instead of 2."""
+
+    cfg: SyntheticConfig
+    link1_gap: torch.Tensor
+    act_max: torch.Tensor
+    link3_share: torch.Tensor
+    factor: torch.Tensor
+
+
+def _chain_at(cfg: SyntheticConfig, seed: int, device: str) -> cv.ComparatorChain:
+    data = sample_synthetic_batch(cfg, [seed], dtype=torch.float64).to(device=device)
+    traj = simulate(cfg, data, "single", "recursion")
+    return cv.comparator_chain(traj, data, cfg, cv.ComparatorConfig(epsilon=EPSILON), math.ceil(t1_single(cfg)))
+
+
+@functools.lru_cache(maxsize=2)
+def variants(size: str = "default", device: str = "cpu") -> Dict[str, Stage2Variant]:
+    """:func:`mmcl.proofs.single_stage2.comparator_chain` at each of :data:`VARIANTS` (``T1 + 100``
+    steps), seed by seed (the feasible ranges of lambda are per run), on the ``variant_seeds`` of
+    ``size`` (cached): does the chapter's verdict on links 1 and 3 hinge on our tau, sigma0, M?"""
+    base = config(size)
+    out = {}
+    for name, change in VARIANTS.items():
+        c = replace(base, **change)
+        c = replace(c, n_epochs=math.ceil(t1_single(c)) + 100)
+        chains = [_chain_at(c, seed, device) for seed in range(sizes(size).variant_seeds)]
+        rows = []
+        for ch in chains:
+            (lo16, hi16), (lo17, _) = ch.feasible16, ch.feasible17
+            rows.append([lo16 - hi16, float(ch.act_pos[:, ch.t1:].max()),
+                         float((ch.slack[:, ch.t1:] >= 0).double().mean()), ch.factor17])
+        v = torch.tensor(rows, dtype=torch.float64).T
+        out[name] = Stage2Variant(cfg=c, link1_gap=v[0], act_max=v[1], link3_share=v[2], factor=v[3])
+    return out
