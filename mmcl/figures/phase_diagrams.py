@@ -420,6 +420,48 @@ def _make_view(size, device):
     return plot_denoised_view(summarise_view(study_table("view", size, device)), study_table("cmu", size, device))
 
 
+def plot_race(races: Mapping[str, Any], horizon: Optional[float] = None):
+    """The closed-form race of stage 1 (:func:`mmcl.proofs.predictions.stage1_race`), one panel per
+    mode: the signal and the noise preactivation each growing like ``x0 (1 + r)^t`` from their
+    initial sizes, the finish line ``L`` at which the loss leaves its uniform stage, and the step
+    at which each reaches it (the winner's marked).  ``races``: ``{mode: Stage1Race}``;
+    ``horizon``: the last step drawn (default 1.3 times the later crossing, at most 400)."""
+    import matplotlib.pyplot as plt
+
+    modes = [m for m in MODES if m in races]
+    if not modes:
+        raise ValueError(f"races must hold a Stage1Race for 'single' and/or 'multi', got {sorted(races)}")
+    last = horizon or min(400.0, 1.3 * max(max(r.signal_step, r.noise_step) for r in races.values()))
+    with style():
+        fig, axes = plt.subplots(1, len(modes), figsize=(3.8 * len(modes), 3.4), sharey=True, squeeze=False)
+        for ax, m in zip(axes[0], modes):
+            r = races[m]
+            t = [last * k / 200 for k in range(201)]
+            for name, x0, rate, step, color in (("signal", r.signal_init, r.signal_rate, r.signal_step, COLORS["accent"]),
+                                                ("noise", r.noise_init, r.noise_rate, r.noise_step, COLORS["reference"])):
+                ax.plot(t, [x0 * (1 + rate) ** s for s in t], color=color, label=f"{name}, rate {rate:.4f}")
+                if step <= last:
+                    ax.axvline(step, color=color, ls=":", lw=1.2)
+                    ax.annotate(f"{step:.0f}", (step, r.level), xytext=(3, -14), textcoords="offset points",
+                                color=color, fontsize=10)
+            ax.axhline(r.level, color="k", ls="--", lw=1.0, label=f"finish line L = {r.level:.2f}")
+            ax.set_yscale("log")
+            ax.set_ylim(0.5 * min(r.signal_init, r.noise_init), 30 * r.level)
+            ax.set_xlabel("step t")
+            ax.set_title(f"{m}-modal: the {r.winner} wins", color=COLORS[m])
+        axes[0][0].set_ylabel("preactivation size (log)")
+        for ax in axes[0]:
+            ax.legend(loc="upper left", fontsize=9)
+    return fig
+
+
+def _make_race(size, device):
+    from mmcl.proofs.predictions import stage1_race
+
+    cfg = config(size)
+    return plot_race({m: stage1_race(cfg, m) for m in MODES})
+
+
 def _make_t1(size, device):
     return plot_t1_studies(t1_tables(size, device), config(size).n_epochs)
 
@@ -443,6 +485,10 @@ FIGURES = [
     FigureSpec("phase-denoised-view", "The rebuttal's suggestion: single-modal learning with a positive view whose "
                "noise patch is shrunk by λ, against multi-modal learning; right: accuracy against the positive's "
                "SNR gain (1/λ for the view, C_μ for the second modality)", CHAPTER, LABEL, _make_view),
+    FigureSpec("phase-race", "The stage-1 race in closed form at Figure 1's setting (a heuristic, see the text): "
+               "signal and noise preactivations growing from their initial sizes at their rates, the finish line "
+               "L = sqrt(2 tau log M) and the step at which each reaches it, single- and multi-modal", CHAPTER, LABEL,
+               _make_race),
     FigureSpec("phase-t1-ratio", "Measured T₁ (first step with min_i max_r ρ_{r,i} ≥ 1, resp. max_r γ_r ≥ 1) "
                "over the formula of Lemma 5.2 / 5.4, every run of the four sweeps; band: within a factor 3", CHAPTER,
                LABEL, _make_t1),
