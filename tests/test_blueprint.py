@@ -239,3 +239,12 @@ def test_lemma_c12_statement_has_room_the_proofs_intermediate_constant_does_not(
     mean = 1 / math.sqrt(2 * math.pi)  # (1/m) sum_r relu(<w_r, xi_i>) -> sigma0 ||xi_i|| / sqrt(2 pi)
     assert mean > 0.2 and mean < 0.4
     assert 0.4 * math.sqrt(0.5) < 1  # ||xi_i|| >= sigma_xi sqrt(d/2) does not give >= sigma0 sigma_xi sqrt(d)
+
+
+def test_a_check_of_a_premise_itself_is_not_judged_by_the_premises():
+    """A row about an item of Assumption 4.1 (its constant is what the proof gives) concludes nothing
+    from premises: it holds or fails as it stands, at any setting."""
+    fig1 = mmcl.SyntheticConfig()
+    assert B.verdict(True, "Assumption 4.1 (7)", fig1) == ("holds", ())
+    assert B.verdict(True, "Assumption 4.1 (7b)", fig1) == ("holds", ())
+    assert B.verdict(True, "Lemma 5.4", fig1)[0] == "beyond"

@@ -477,7 +477,8 @@ def failing_premises(paper: str, setting: Setting, acfg: AssumptionConfig = Assu
     at one or more of the configurations ``setting``."""
     keys = []
     for s in resolve(paper):
-        keys += [k for k in premise_keys(s.key) if k not in keys]
+        if s.kind not in ("assumption", "definition"):
+            keys += [k for k in premise_keys(s.key) if k not in keys]
     if not keys:
         return ()
     bad = []
@@ -500,7 +501,9 @@ def verdict(held: Optional[bool], paper: str, setting: Optional[Setting] = None,
         return "observation", ()
     if not isinstance(held, bool):
         raise ValueError(f"held={held!r} must be True, False or None")
-    stmts = resolve(paper)
+    # a premise or a definition concludes nothing from premises: a check of it (the paper's 2.66 is
+    # what its proof's constants give) is judged as it stands
+    stmts = [s for s in resolve(paper) if s.kind not in ("assumption", "definition")]
     needs = [k for s in stmts for k in premise_keys(s.key)]
     if not needs:
         return ("holds" if held else "fails"), ()
