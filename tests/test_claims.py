@@ -365,7 +365,9 @@ def test_the_extension_collects_rows_into_the_claims_page(tmp_path):
     assert page.index("Lemma 5.1") < page.index("Lemma 5.2") < page.index("Lemma 1 of Zhang et al. (2023)")
     assert "href='chapter.html#sec-growth'" in page
     assert "chapter.html#check" in page
-    assert "4c fails" in page and "outside the premises" in page
+    assert "failing premises here: 1a, 1b" in page and "outside the premises" in page
+    assert "4c fails" not in page  # a check's own words on the premises give way to the computed list
+    assert page.count("class='mmcl-premise-legend'") == 1  # the keys explained once
     # the at-a-glance table links each statement to its rows
     assert "href='#claims-lemma-5-2'" in page and "id='claims-lemma-5-2'" in page
     assert page.count("data-verdict='outside'") == 2 and "mmcl-claims.js" in page  # the filter box and its row

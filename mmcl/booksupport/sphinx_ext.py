@@ -262,7 +262,7 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
         counts = Counter(r["verdict"] for r in rows)
         out = [f"<p class='mmcl-claims-summary'>{len(rows)} claims from {len(everything)} chapters: "
                + ", ".join(f"<b>{counts.get(v, 0)}</b> {VERDICT_TEXT[v]}" for v in VERDICT_TEXT) + ".</p>"]
-        order = sorted(groups, key=lambda g: (g[0], g[1], statement_key(g[2])))
+        order = sorted(groups, key=lambda g: (g[0], g[1], _importance(g[2]), statement_key(g[2])))
         names = {g: (g[2] if g[1] == MAIN else f"{g[2]} of {_cite(app, g[1])}") for g in order}
         # at a glance: one line per statement, its verdicts counted, linked to its rows below
         out.append("<table class='mmcl-claims-glance table'><thead><tr><th>statement</th>"
@@ -274,9 +274,10 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                        + "</tr>")
         out.append("</tbody></table>")
         out.append("<p class='mmcl-claims-filter'>Show: "
-                   + " ".join(f"<label><input type='checkbox' checked data-verdict='{v}'> {VERDICT_TEXT[v]}</label>"
-                              for v in VERDICT_TEXT)
+                   + " ".join(f"<label><input type='checkbox'{'' if v == 'observation' else ' checked'} "
+                              f"data-verdict='{v}'> {VERDICT_TEXT[v]}</label>" for v in VERDICT_TEXT)
                    + f" <span class='mmcl-claims-shown'>({len(rows)} of {len(rows)} claims shown)</span></p>")
+        out.append(_premise_legend())
         out.append("<table class='mmcl-claims-register table'><thead><tr><th>statement</th><th>claim</th>"
                    "<th>verdict</th><th>observed</th><th>bound</th><th>margin</th><th>where</th></tr></thead><tbody>")
         for gkey in order:
@@ -294,8 +295,10 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                 title = tex_plain(env.titles[doc].astext()) if doc in env.titles else doc
                 chapter = title.split(":")[0]  # "Single-modal learning, stage 1: noise is ..." -> its head
                 where = tex_plain(where)
-                fail = f"failing premises here: {r['failing']}" if r.get("failing") else ""
-                notes = "; ".join(x for x in (fail, r.get("premises", ""), r.get("note", "")) if x)
+                # the computed failing premises replace the words a check may add about them (the keys
+                # are explained once, above the table)
+                fail = f"failing premises here: {r['failing']}" if r.get("failing") else r.get("premises", "")
+                notes = "; ".join(x for x in (fail, r.get("note", "")) if x)
                 # every row names its statement (so a filtered view still does); the repeats are blank
                 # until the verdict filter (mmcl-claims.js) makes a row the first visible one of its group
                 head = (f"<td class='mmcl-statement{' mmcl-repeat' if k else ''}'"
@@ -314,6 +317,34 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                     f"{html.escape(chapter)}{' § ' + html.escape(where) if where else ''}</a></td></tr>")
         out.append("</tbody></table>")
         node.replace_self(nodes.raw("", "\n".join(out), format="html"))
+
+
+def _importance(name: str) -> int:
+    """The Claims page's order of statements: the theorems, then the statements whose proof has a gap,
+    then the rest (each group in the paper's order)."""
+    from mmcl.proofs import blueprint as bp
+
+    sts = bp.resolve(name)
+    if any(s.kind == "theorem" for s in sts):
+        return 0
+    if any(s.audit.status in ("gap-inside", "gap-outside") for s in sts):
+        return 1
+    return 2
+
+
+def _premise_legend() -> str:
+    """What each premise key means, once (rows list only the keys that fail where they measured)."""
+    from mmcl.model.config import SyntheticConfig
+    from mmcl.proofs.assumptions import check_assumption41, premise_conditions
+    from mmcl.proofs.blueprint import UNREACHABLE
+
+    cfg = SyntheticConfig()
+    items = "".join(f"<li><b>{html.escape(c.key)}</b>: {html.escape(c.explicit)} ({html.escape(c.source)})"
+                    + (" &ndash; out of any computation's reach" if c.key in UNREACHABLE else "") + "</li>"
+                    for c in check_assumption41(cfg) + premise_conditions(cfg))
+    return ("<details class='mmcl-premise-legend'><summary>The premise keys that rows list where they fail "
+            "(Assumption 4.1's explicit conditions, Sec. 3.3, Lemmas C.6 and C.10)</summary><ul>" + items
+            + "</ul></details>")
 
 
 def _static(app, config) -> None:

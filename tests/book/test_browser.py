@@ -158,14 +158,20 @@ def test_blueprint_page_draws_every_statement_linked_and_marked(browser, server,
 
 @pytest.mark.book
 def test_claims_page_filters_by_verdict(browser, server):
-    """Unticking a verdict hides exactly its rows, and each statement still names itself on its first
+    """Our own measurements are hidden at first (the paper's statements come first); ticking a verdict
+    shows exactly its rows, unticking hides them, and each statement still names itself on its first
     visible row."""
     _open(browser, server, "book/claims.html")
     count = "return document.querySelectorAll('table.mmcl-claims-register tbody tr:not([hidden])').length"
-    total = browser.execute_script(count)
+    total = browser.execute_script("return document.querySelectorAll('table.mmcl-claims-register tbody tr').length")
     ours = browser.execute_script(
         "return document.querySelectorAll('table.mmcl-claims-register tr[data-verdict=\"observation\"]').length")
     assert total > ours > 0
+    assert browser.execute_script(count) == total - ours, "our measurements are not hidden at first"
+    shown = browser.execute_script("return document.querySelector('.mmcl-claims-shown').innerText")
+    assert f"{total - ours} of {total}" in shown
+    browser.execute_script("document.querySelector(\".mmcl-claims-filter input[data-verdict='observation']\").click()")
+    assert browser.execute_script(count) == total
     browser.execute_script("document.querySelector(\".mmcl-claims-filter input[data-verdict='observation']\").click()")
     assert browser.execute_script(count) == total - ours
     unnamed = browser.execute_script("""
@@ -176,8 +182,9 @@ def test_claims_page_filters_by_verdict(browser, server):
         }
         return bad;""")
     assert unnamed == 0, f"{unnamed} rows name their statement wrongly after filtering"
-    shown = browser.execute_script("return document.querySelector('.mmcl-claims-shown').innerText")
-    assert f"{total - ours} of {total}" in shown
+    # the theorems come first
+    first = browser.execute_script("return document.querySelector('table.mmcl-claims-register td.mmcl-statement').innerText")
+    assert first.startswith("Theorem"), first
 
 
 @pytest.mark.book
