@@ -40,8 +40,8 @@ class DecisiveSizes:
     chain_seeds: int
 
 
-#: The chapter's sizes.  ``default`` stops at ``n = 1000`` (a few minutes of CPU for the chapter); one
-#: ``n = 10^4`` run takes about a quarter of an hour on two cores, so ``full`` adds it.
+#: The chapter's sizes.  ``default`` stops at ``n = 1000`` (the chapter: about 35 s of CPU); one
+#: ``n = 10^4`` seed takes about 21 minutes of CPU (float32), so ``full`` adds it.
 BY_SIZE: Dict[str, DecisiveSizes] = {
     "tiny": DecisiveSizes(sweep_seeds={40: 2, 60: 2}, chain_sizes=(40,), chain_seeds=1),
     "default": DecisiveSizes(sweep_seeds={100: 6, 178: 6, 316: 4, 562: 3, 1000: 2}, chain_sizes=(100,),
