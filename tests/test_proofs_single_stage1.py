@@ -216,3 +216,55 @@ def test_cross_term_bound_is_lemma_c1s_factor():
     assert 2.0 < dg.cross_term_bound(cfg.replace(n=200, M=90), 0.1) / b < 2.2
     with pytest.raises(ValueError, match="delta"):
         dg.cross_term_bound(cfg, 1.5)
+
+
+# --------------------------------------------------------------------------------------------
+# Lemmas C.9 and C.10 at initialisation
+# --------------------------------------------------------------------------------------------
+def test_init_noise_totals_equal_a_loop_over_pairs(small_cfg):
+    """B_{r,+-}(0) and Lemma C.10's check against plain loops over (r, i) on the explicit vectors."""
+    import math
+
+    data = f64(small_cfg, 3)
+    C = 2.5
+    out = dg.init_noise_totals(data, C)
+    W0, xi, y = data.W0.tolist(), data.xi.tolist(), data.y.tolist()
+    for r in range(small_cfg.m):
+        p = [sum(a * b for a, b in zip(W0[r], xi[i])) for i in range(small_cfg.n)]
+        bp = sum(max(v, 0.0) for v, yi in zip(p, y) if yi > 0)
+        bm = sum(max(v, 0.0) for v, yi in zip(p, y) if yi < 0)
+        assert float(out.B_plus[r]) == pytest.approx(bp, rel=1e-12)
+        assert float(out.B_minus[r]) == pytest.approx(bm, rel=1e-12)
+        for i in range(small_cfg.n):
+            assert bool(out.c10_holds[r, i]) == (abs(p[i]) > C * bp / small_cfg.n and abs(p[i]) > C * bm / small_cfg.n)
+    assert float(out.c10_fraction) == pytest.approx(float(out.c10_holds.double().mean()))
+    default = dg.init_noise_totals(data)
+    assert default.constant == pytest.approx(202 * 1.01)
+    cfg = small_cfg
+    assert dg.lemma_c9_bound(cfg, 0.1) == pytest.approx(
+        cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d * cfg.n) * (1 + math.sqrt(math.log(10) / 2)))
+
+
+def test_b_init_mean_matches_a_monte_carlo_mean(small_cfg):
+    """The mean n/2 sigma0 sigma_xi sqrt(d)/sqrt(2 pi) against 200 explicit draws (3 standard errors);
+    a mean off by 10 % (e.g. sqrt(pi) for sqrt(2 pi) would be 41 %) is outside."""
+    cfg = small_cfg.replace(n=40, M=20, d=200)
+    from mmcl.model.data import sample_synthetic_batch
+
+    data = sample_synthetic_batch(cfg, range(200), dtype=torch.float64, with_ood=False)
+    b = dg.init_noise_totals(data).B_plus.flatten()
+    se = float(b.std()) / b.numel() ** 0.5
+    assert abs(float(b.mean()) - dg.b_init_mean(cfg)) < 3 * se
+    assert 3 * se < 0.1 * dg.b_init_mean(cfg)
+
+
+def test_init_noise_totals_bad_input(small_cfg):
+    data = f64(small_cfg, 0)
+    with pytest.raises(ValueError, match="constant"):
+        dg.init_noise_totals(data, -1.0)
+    with pytest.raises(ValueError, match="data"):
+        dg.init_noise_totals("data")
+    with pytest.raises(ValueError, match="delta"):
+        dg.lemma_c9_bound(small_cfg, 1.5)
+    with pytest.raises(ValueError, match="balanced"):
+        dg.b_init_mean(small_cfg.replace(balanced=False))

@@ -577,3 +577,53 @@ def test_huge_finite_values_are_accepted(small_cfg):
     xi[:, :4] = 1e308  # finite, but the sum overflows
     data = mmcl.SyntheticData(y=d.y, mu=d.mu, xi=xi, eps=d.eps, negatives=d.negatives, W0=d.W0)
     assert data.xi is xi
+
+
+# --------------------------------------------------------------------------------------------
+# Precision at Lemma B.2's dimension (d ~ 6e21 at n = 10^4) and the limit SPAN_D_MAX
+# --------------------------------------------------------------------------------------------
+def test_chi2_keeps_its_fluctuation_at_huge_d():
+    """At d = 5.9e21 (and at the limit 2^78) float64 spaces the chi^2_d variates 1e-5 .. 1e-4 of
+    their standard deviation apart: the standardised draws still have mean 0 and variance 1 and
+    pass a Kolmogorov-Smirnov test against N(0, 1); a sampler that rounded the fluctuation away
+    (the mean only) would fail all three."""
+    from scipy import stats
+
+    gen = torch.Generator().manual_seed(5)
+    for df in (5.9e21, float(span_mod.SPAN_D_MAX)):
+        assert span_mod.span_resolution(df) <= 1e-4
+        x = span_mod.sample_chi2(torch.full((20_000,), df, dtype=F64), gen)
+        z = (x - df) / (2 * df) ** 0.5
+        assert abs(float(z.mean())) * 20_000 ** 0.5 < Z_MAX, df
+        assert abs(float(z.var()) - 1) < 0.05, df
+        assert stats.kstest(z.numpy(), "norm").pvalue > 1e-3, df
+        assert z.unique().numel() > 15_000  # resolved (spacing <= 2e-4 sd), not collapsed onto a few values
+    assert span_mod.span_resolution(2.0 ** 53) == pytest.approx(2.0 ** -52 * 2.0 ** 26)
+    with pytest.raises(ValueError, match="d must be"):
+        span_mod.span_resolution(float("nan"))
+
+
+def test_span_draw_at_huge_d_keeps_its_cross_terms(small_cfg):
+    """A span draw at d = 5.9e21 (float64): the cross terms <xi_i, xi_j> are about 1/sqrt(d) = 1.3e-11
+    of the diagonal and still N(0, 1) in units of sigma_xi^2 sqrt(d); the initial preactivations
+    <w_r(0), xi_i> are N(0, (sigma0 sigma_xi sqrt d)^2)."""
+    d = 5_900_000_000_000_000_000_000
+    cfg = small_cfg.replace(d=d, d_tilde=d, sigma0=0.1 / d ** 0.5, n=40, M=20)
+    G, P = [], []
+    for seed in range(10):
+        data = mmcl.sample_synthetic(cfg, seed, span=True, dtype=F64)
+        gram = data.xi @ data.xi.T
+        diag = gram.diagonal()
+        assert float((diag / float(d) - 1).abs().max()) < 1e-9
+        off = gram / (diag[:, None] * diag[None, :]).sqrt() * float(d) ** 0.5
+        G.append(off[torch.triu(torch.ones(cfg.n, cfg.n, dtype=torch.bool), 1)])
+        P.append((data.W0 @ data.xi.T).flatten() / (cfg.sigma0 * d ** 0.5))
+    for v in (torch.cat(G), torch.cat(P)):
+        assert abs(_mean_z(v, 0.0)) < Z_MAX and abs(float(v.var()) - 1) < 0.06
+
+
+def test_span_draws_are_refused_above_span_d_max(small_cfg):
+    big = span_mod.SPAN_D_MAX + 2 ** 60
+    with pytest.raises(ValueError, match="2\\^78"):
+        mmcl.sample_synthetic(small_cfg.replace(d=big, d_tilde=big), 0, span=True)
+    mmcl.sample_synthetic(small_cfg.replace(d=span_mod.SPAN_D_MAX, d_tilde=span_mod.SPAN_D_MAX), 0, span=True)

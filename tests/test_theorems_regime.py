@@ -74,12 +74,16 @@ def test_b2_dimension_is_the_smallest_that_satisfies_lemma_b2():
     assert tr.b2_dimension(100) == pytest.approx(2.82e17, rel=0.01)
 
 
-def test_b2_refused_where_span_draws_cannot_go():
+def test_b2_refused_only_where_span_draws_cannot_go():
+    from mmcl.model.span import SPAN_D_MAX
+
     sc = tr.RegimeScaling(d_rule="b2")
-    with pytest.raises(ValueError, match="2\\^63"):
-        tr.regime_config(562, sc)
-    cfg = tr.regime_config(562, sc, for_span=False)  # evaluated only
-    assert cfg.d >= tr.D_MAX
+    assert tr.regime_config(10000, sc).d > tr.D_MAX  # past the former int64 limit: drawn now
+    n = 100000
+    with pytest.raises(ValueError, match="2\\^78"):
+        tr.regime_config(n, sc)
+    cfg = tr.regime_config(n, sc, for_span=False)  # evaluated only
+    assert cfg.d > SPAN_D_MAX
 
 
 def test_n_thresholds():

@@ -1,5 +1,5 @@
 """Figures of the chapter "Alternating gradient descent on the factorisation"
-(``book/14_alternating_gd.md``): drawing only.
+(``book/15_alternating_gd.md``): drawing only.
 
 The runs are :mod:`mmcl.experiments.alternating_gd`'s (its sizes and
 :func:`~mmcl.experiments.alternating_gd.init_curves`,

@@ -44,8 +44,9 @@ CHAPTERS = (
     "10_coloredmnist",
     "11_phase_diagrams",
     "12_theorems_regime",
-    "13_matrix_factorisation",
-    "14_alternating_gd",
+    "13_decisive_runs",
+    "14_matrix_factorisation",
+    "15_alternating_gd",
 )
 
 

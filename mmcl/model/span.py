@@ -39,6 +39,15 @@ the tensors of width ``c + k``: independent of ``d`` (``d = 10^9`` costs what ``
 ``O((n + m)(2n + m))`` instead of ``O((n + m) d)``.  The basis needs ``k <= d - c`` (the ``chi^2``
 degrees of freedom must stay positive): a smaller ``d`` is refused with a ValueError that points
 to the explicit draw (``span=False``), which is the only exact one there and costs no more.
+
+**Precision at huge d.**  The draw is exact in law; its float64 arithmetic is not exact beyond
+``d = 2^53``, where the degrees of freedom ``d - c - j`` and the chi-square variates are rounded to
+a spacing of ``2^-52 d`` (:func:`~mmcl.model.span.span_resolution` gives that spacing in units
+of the chi-square's own standard deviation ``sqrt(2d)``: ``2^-52 sqrt(d/2)``, about ``1.2e-5`` at
+Lemma B.2's dimension for ``n = 10^4``, ``d = 5.9e21``).  Every cross term keeps its full
+precision (it is a separate entry ``R_ij ~ N(0, 1)``, about ``1/sqrt(d)`` of a diagonal entry);
+only the diagonal's fluctuation is resolved that coarsely.  Draws are refused above
+``SPAN_D_MAX = 2^78`` (``3.0e23``), where the resolution would pass ``1e-4`` standard deviations.
 """
 from __future__ import annotations
 
@@ -46,15 +55,32 @@ from typing import Sequence, Tuple
 
 import torch
 
-__all__ = ["span_width", "sample_chi2", "sample_span_modality", "fixed_basis"]
+__all__ = ["span_width", "span_resolution", "SPAN_D_MAX", "sample_chi2", "sample_span_modality", "fixed_basis"]
 
 _F64 = torch.float64
+
+#: The largest nominal dimension a span draw takes, ``2^78``: there the float64 spacing of a
+#: ``chi^2_d`` variate reaches ``1e-4`` of its standard deviation (:func:`span_resolution`).
+SPAN_D_MAX = 2 ** 78
+
+
+def span_resolution(d) -> float:
+    """The float64 spacing of a ``chi^2_d`` variate (about ``2^-52 d``) in units of its standard
+    deviation ``sqrt(2 d)``: ``2^-52 sqrt(d/2)``.  Below ``1e-4`` up to ``SPAN_D_MAX``; at ``d``
+    below ``2^53`` the degrees of freedom themselves are exact integers in float64."""
+    if isinstance(d, bool) or not isinstance(d, (int, float)) or not d >= 1 or d != d or d == float("inf"):
+        raise ValueError(f"d must be a finite number >= 1, got {d!r}")
+    return 2.0 ** -52 * (float(d) / 2) ** 0.5
 
 
 def span_width(n_vectors: int, n_fixed: int, d: int, what: str = "d") -> int:
     """Columns ``n_fixed + n_vectors`` of the span basis; a ValueError (naming ``what``) where that
-    basis would not fit in ``R^d``, i.e. ``n_fixed + n_vectors > d``."""
+    basis would not fit in ``R^d``, i.e. ``n_fixed + n_vectors > d``, or where ``d > SPAN_D_MAX``."""
     width = n_fixed + n_vectors
+    if d > SPAN_D_MAX:
+        raise ValueError(
+            f"span=True takes {what} <= 2^78 (SPAN_D_MAX), got {what}={float(d):.3e}: beyond it float64 resolves "
+            f"a chi-square variate of the draw to worse than 1e-4 of its standard deviation (span_resolution)")
     if width > d:
         raise ValueError(
             f"span=True needs {what} >= {width} (the span basis has {n_fixed} fixed direction(s) plus "

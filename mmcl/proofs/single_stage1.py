@@ -17,6 +17,10 @@ engine: only the coefficients ``gamma``, ``rho`` of Eq. (11) are used, through
   the exact split of their one-step growth into ``s (a B_same - b B_other)`` with measured ``a``,
   ``b`` (Sec. 5.1 says ``a ~ 1``, ``b ~ 1/2``);
   :func:`mmcl.proofs.predictions.b_dynamics_prediction` gives the values for uniform loss derivatives;
+* :func:`init_noise_totals` -- ``B_{r,+}(0)``, ``B_{r,-}(0)`` from the initial weights alone, with
+  Lemma C.10's check ``|<w_r(0), xi_i>| > C B_{r,+-}(0)/n`` pair by pair; :func:`lemma_c9_bound`
+  (Lemma C.9's ``sigma0 sigma_xi sqrt(dn) (1 + sqrt(log(1/delta)/2))``) and :func:`b_init_mean`
+  (the mean ``n_+ sigma0 sigma_xi sqrt(d)/sqrt(2 pi)``, which grows like ``n``, not ``sqrt(n)``);
 * :func:`fit_growth_rate` -- the per-step rate ``r`` of a log-linear fit ``v(t) ~ C (1 + r)^t``;
 * the chapter's summaries, one per claim: :func:`recursion_vs_gd` (Lemma 5.1: the recursion is
   gradient descent), :func:`noise_growth` (Lemma 5.2: growth of ``N_i``, its rates and ``T1``),
@@ -55,7 +59,8 @@ __all__ = ["rho_on_negative_init", "psi",
            "positive_noise_memorization", "NoiseTotals", "noise_totals", "BCoefficients", "b_coefficients",
            "GrowthFit", "fit_growth_rate", "cross_term_bound", "b_minus_upper_rate",
            "signal_upper_rate_single", "RecursionCheck", "recursion_vs_gd", "NoiseGrowth", "noise_growth",
-           "SignSetReport", "sign_set_report", "CoefficientMedians", "b_coefficient_medians"]
+           "SignSetReport", "sign_set_report", "CoefficientMedians", "b_coefficient_medians",
+           "lemma_c9_bound", "b_init_mean", "InitNoiseTotals", "init_noise_totals"]
 
 
 def rho_on_negative_init(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
@@ -129,6 +134,73 @@ def noise_totals(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
     return NoiseTotals(steps=traj.steps,
                        B_plus=torch.where(ypos, contrib, torch.zeros_like(p)).sum(-1),
                        B_minus=torch.where(~ypos, contrib, torch.zeros_like(p)).sum(-1))
+
+
+# --------------------------------------------------------------------------------------------
+# Lemmas C.9 and C.10: the noise totals at initialisation
+# --------------------------------------------------------------------------------------------
+def lemma_c9_bound(cfg: SyntheticConfig, delta: float) -> float:
+    """Lemma C.9's bound on ``B_{r,+}(0)`` and ``B_{r,-}(0)``:
+    ``sigma0 sigma_xi sqrt(d n) (1 + sqrt(log(1/delta)/2))`` (``delta`` in ``(0, 1)``)."""
+    cfg = _cfg(cfg)
+    check_number("delta", delta, 0, 1)
+    return cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d * cfg.n) * (1 + math.sqrt(math.log(1 / delta) / 2))
+
+
+def b_init_mean(cfg: SyntheticConfig) -> float:
+    """The mean of ``B_{r,+}(0) = sum_{i: y_i = 1} relu(<w_r(0), xi_i>)`` (and of ``B_{r,-}(0)``) with
+    balanced labels: ``n/2`` terms, each the mean ``sigma0 sigma_xi sqrt(d)/sqrt(2 pi)`` of the positive
+    part of an ``N(0, (sigma0 sigma_xi sqrt d)^2)`` variable.  It grows like ``n``; Lemma C.9's bound
+    (:func:`lemma_c9_bound`) like ``sqrt(n)``, so the bound fails in mean from ``n`` of about
+    ``8 pi (1 + sqrt(log(1/delta)/2))^2`` (108 at ``delta = 0.1``) on."""
+    cfg = _cfg(cfg)
+    if not cfg.balanced:
+        raise ValueError("b_init_mean needs cfg.balanced=True (n/2 samples of each label)")
+    return cfg.n / 2 * cfg.init_noise / math.sqrt(2 * math.pi)
+
+
+@dataclass
+class InitNoiseTotals:
+    """The noise totals at initialisation and Lemma C.10's check, per draw (``B..`` leading).
+
+    ``B_plus``, ``B_minus (B.., m)``: ``sum_{i: y_i = +-1} relu(<w_r(0), xi_i>)``; ``threshold
+    (B.., m)``: ``C max(B_{r,+}(0), B_{r,-}(0))/n``; ``c10_holds (B.., m, n)``: whether
+    ``|<w_r(0), xi_i>|`` exceeds it (both of Lemma C.10's inequalities); ``c10_fraction (B..)``:
+    the share of pairs ``(r, i)`` where it does (the lemma says all, with probability ``1 - delta``);
+    ``constant``: the ``C`` used."""
+
+    B_plus: torch.Tensor
+    B_minus: torch.Tensor
+    threshold: torch.Tensor
+    c10_holds: torch.Tensor
+    c10_fraction: torch.Tensor
+    constant: float
+
+
+def init_noise_totals(data: SyntheticData, constant: Optional[float] = None, *, tilde: bool = False) -> InitNoiseTotals:
+    """``B_{r,+}(0)``, ``B_{r,-}(0)`` and Lemma C.10's check from the initial weights of ``data``
+    (:class:`InitNoiseTotals`, float64 on the CPU).  ``constant``: Lemma C.10's ``C`` (default: the
+    ``202 C_l`` the proof of Lemma C.11 takes, ``C_l = 1.01``;
+    :data:`mmcl.proofs.assumptions.C10_CONSTANT`).  ``tilde=True``: the second modality's."""
+    from mmcl.proofs.assumptions import AssumptionConfig, C10_CONSTANT
+
+    if not isinstance(data, SyntheticData):
+        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
+    if constant is None:
+        constant = C10_CONSTANT * AssumptionConfig().c_ell
+    check_number("constant", constant, 0)
+    W0, xi = (data.W0_tilde, data.xi_tilde) if tilde else (data.W0, data.xi)
+    if W0 is None:
+        raise ValueError("tilde=True needs the second modality (data.W0_tilde is None)")
+    P = (W0 @ xi.transpose(-1, -2)).double().cpu()  # (B.., m, n): <w_r(0), xi_i>
+    ypos = (data.y > 0).cpu().unsqueeze(-2)  # (B.., 1, n)
+    act = P.clamp_min(0)
+    bp = torch.where(ypos, act, torch.zeros_like(act)).sum(-1)
+    bm = torch.where(~ypos, act, torch.zeros_like(act)).sum(-1)
+    thr = constant * torch.maximum(bp, bm) / data.n
+    holds = P.abs() > thr.unsqueeze(-1)
+    return InitNoiseTotals(B_plus=bp, B_minus=bm, threshold=thr, c10_holds=holds,
+                           c10_fraction=holds.double().mean((-1, -2)), constant=float(constant))
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,9 +10,11 @@ the item of Assumption 4.1 (:func:`mmcl.proofs.assumptions.check_assumption41`) 
   default), at which item 1b (Lemma B.2) fails by a factor that does not depend on ``n``; or
   ``d_rule="b2"``, raised to what 1b asks (with ``sigma0 ~ 1/sqrt(d)`` item 1b reads
   ``d >= c(n) sqrt(d)``, i.e. ``d >= c(n)^2``, :func:`~mmcl.experiments.theorems_regime.b2_dimension`:
-  ``2.8e17`` at ``n = 100``).  Span draws take ``d < 2^63`` (their degrees of freedom are formed
-  as int64), which ``"b2"`` exceeds from ``n = 562`` on:
-  :func:`~mmcl.experiments.theorems_regime.regime_config` refuses it there;
+  ``2.8e17`` at ``n = 100``, ``5.9e21`` at ``n = 10^4``).  Span draws take ``d`` up to
+  ``SPAN_D_MAX = 2^78`` (:mod:`mmcl.model.span`: float64 resolves their chi-square variates to
+  ``1e-4`` of a standard deviation there), which ``"b2"`` reaches near ``n = 7 10^4``:
+  :func:`~mmcl.experiments.theorems_regime.regime_config` refuses it beyond (the chapter's
+  former limit ``D_MAX = 2^63``, from ``n = 562`` on, was the int64 range, which the draw never needed);
 * (2) ``eta = step * n/d`` (``step = 0.2``, the Figure 1 value at ``n = 100``, ``d = 2000``):
   the per-step noise growth ``eta sigma_xi^2 d/(n m tau) = step/(m tau)`` and the signal growth
   ``eta ||mu||^2/(m tau) = step n SNR^2/(m tau)`` are held fixed, so the step is as stable at
@@ -39,12 +41,14 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from mmcl._utils import check_bool, check_int, check_number
 from mmcl.model.config import SyntheticConfig
+from mmcl.model.span import SPAN_D_MAX
 from mmcl.proofs.assumptions import AssumptionConfig, Condition, check_assumption41, lemma_b2_min_d
 
 __all__ = ["RegimeScaling", "regime_dimension", "b2_dimension", "regime_config", "conditions_by_n", "failing_by_n",
            "n_threshold", "D_MAX"]
 
-#: The largest dimension a span draw takes, ``2^63`` (its chi-square degrees of freedom are formed as int64).
+#: ``2^63``, the limit span draws were once held to (the int64 range); the chapter "Inside the theorems'
+#: regime" quotes it.  :func:`regime_config` refuses only above :data:`mmcl.model.span.SPAN_D_MAX` (``2^78``).
 D_MAX = 2 ** 63
 _D_RULES = ("b2", "n2log")
 
@@ -129,15 +133,16 @@ def regime_dimension(n: int, scaling: RegimeScaling = RegimeScaling()) -> int:
 
 def regime_config(n: int, scaling: RegimeScaling = RegimeScaling(), *, for_span: bool = True) -> SyntheticConfig:
     """The :class:`~mmcl.model.config.SyntheticConfig` of the scaling at ``n`` (module docstring).
-    ``for_span``: refuse a ``d`` that span draws cannot take (``d >= 2^63``); ``False`` for a
-    configuration that is only evaluated (:func:`conditions_by_n`), never drawn."""
+    ``for_span``: refuse a ``d`` that span draws cannot take (``d > 2^78``,
+    :data:`mmcl.model.span.SPAN_D_MAX`); ``False`` for a configuration that is only evaluated
+    (:func:`conditions_by_n`), never drawn."""
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
     check_bool("for_span", for_span)
     n = _check_n(n)
     d = regime_dimension(n, scaling)
-    if for_span and d >= D_MAX:
-        raise ValueError(f"d={d:.3e} (d_rule={scaling.d_rule!r} at n={n}) exceeds what span draws take, d < 2^63; "
+    if for_span and d > SPAN_D_MAX:
+        raise ValueError(f"d={d:.3e} (d_rule={scaling.d_rule!r} at n={n}) exceeds what span draws take, d <= 2^78; "
                          f"use d_rule='n2log' or a smaller n")
     return _build(n, d, scaling)
 

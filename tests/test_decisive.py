@@ -1,0 +1,140 @@
+"""The decisive runs (mmcl.experiments.theorems_regime.decisive, `mmcl regime`): the scaling meets
+the premises it claims, the parallel nu lies where it should in the span basis, a run at a tiny n
+has the documented shape and agrees with float64, the trend's difference test, the command's file,
+and bad input."""
+import json
+import math
+
+import pytest
+import torch
+
+from mmcl.cli import main
+from mmcl.experiments import theorems_regime as tr
+from mmcl.model.data import sample_synthetic_batch
+from mmcl.proofs.assumptions import check_assumption41
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_the_scaling_meets_every_premise_but_4b_and_c10_from_n_decisive():
+    for n in (tr.N_DECISIVE, 10000):
+        cfg = tr.decisive_config(n)
+        conds = tr.decisive_conditions(cfg)
+        assert [c.key for c in conds if not c.holds] == ["4b", "C.10"], n
+        assert 1 - 1e-8 < cfg.nu_condition <= 1.0  # Sec. 3.3 with constant 1, at its edge
+        assert cfg.d == tr.b2_dimension(n) and cfg.d > tr.D_MAX
+    below = tr.decisive_conditions(tr.decisive_config(tr.N_DECISIVE - 2))
+    assert [c.key for c in below if not c.holds] == ["4a", "4b", "C.10"]
+    assert tr.N_DECISIVE == 2 * math.ceil(2500 * math.log(40) / 2)
+    assert "4b" not in tr.mode_premises("single") and "4b" in tr.mode_premises("multi")
+    assert set(tr.mode_premises("multi")) == {c.key for c in check_assumption41(tr.decisive_config(100))} | {"3.3", "C.6", "C.10"}
+
+
+def test_the_two_nu_in_one_span_basis():
+    cfg = tr.decisive_config(40)
+    data = sample_synthetic_batch(cfg, range(2), span=True, dtype=torch.float64)
+    par = tr.parallel_ood(data.ood, cfg)
+    mu = data.mu
+    for ood, nu_mu in ((data.ood, cfg.nu_mu), (par, cfg.nu_norm * cfg.mu_norm)):
+        assert torch.allclose((ood.nu * mu).sum(-1), torch.full((2,), nu_mu, dtype=torch.float64), rtol=1e-12)
+        assert torch.allclose(ood.nu.norm(dim=-1), torch.full((2,), cfg.nu_norm, dtype=torch.float64), rtol=1e-12)
+    assert torch.equal(par.zeta_eval, data.ood.zeta_eval) and torch.equal(par.y_fit, data.ood.y_fit)
+    with pytest.raises(ValueError, match="ood"):
+        tr.parallel_ood("ood", cfg)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    torch.set_num_threads(1)
+    return {dt: tr.run_decisive(40, 2, dtype=dt) for dt in ("float32", "float64")}
+
+
+def test_a_tiny_run_has_the_documented_shape(runs):
+    r = runs["float32"]
+    assert r.n == 40 and r.seeds == [0, 1] and r.seconds > 0
+    for mode in ("single", "multi"):
+        m = r.modes[mode]
+        for nu in tr.NUS:
+            for p in ("adapt", "transfer"):
+                e = m.error[nu, p]
+                assert e.shape == (2,) and bool(((e >= 0) & (e <= 1)).all())
+        assert set(m.parts) == {(v, p) for v in tr.NUS + ("zeta",) for p in ("init", "signal", "memorised")}
+        assert bool((m.loss < m.loss0).all())
+    multi = r.modes["multi"]
+    assert float(multi.error["parallel", "adapt"].max()) == 0.0  # the paper's nu: the multi-modal features read it
+    # Sec. 3.3's nu: its signal part is O(1/sqrt(d)) of the parallel one's
+    assert float((multi.parts["sec33", "signal"] / multi.parts["parallel", "signal"]).max()) < 1e-6
+    assert r.c9_bound == pytest.approx(r.cfg.sigma0 * math.sqrt(r.cfg.d * 40) * (1 + math.sqrt(math.log(10) / 2)))
+
+
+def test_float32_agrees_with_float64_at_lemma_b2s_dimension(runs):
+    """At d = 3.8e16 (n = 40) float32 gives the loss and the coefficients of float64 to 1e-4."""
+    a, b = runs["float32"], runs["float64"]
+    for mode in ("single", "multi"):
+        for name in ("loss", "gamma_T1", "rho_T1", "gamma_T", "rho_T"):
+            x, y = getattr(a.modes[mode], name), getattr(b.modes[mode], name)
+            assert torch.allclose(x, y, rtol=1e-4), (mode, name)
+
+
+def test_to_json_has_the_issues_keys(runs):
+    j = json.loads(json.dumps(runs["float32"].to_json()))
+    assert {"config", "seconds", "single", "multi"} <= set(j)
+    for mode in ("single", "multi"):
+        r = j[mode]
+        assert isinstance(r["failing_conditions"], list) and isinstance(r["loss"], float)
+        assert set(r["sec33"]) == {"ratio", "holds"} and r["sec33"]["holds"] is True
+        assert set(r["ood_error"]) == {"sec33", "parallel"}
+        assert all(set(v) == {"adapt", "transfer"} for v in r["ood_error"].values())
+    assert j["config"]["n"] == 40 and j["config"]["d"] == tr.b2_dimension(40)
+
+
+def test_error_trend_difference_test():
+    flat = tr.error_trend([100, 1000], [torch.tensor([0.5, 0.49]), torch.tensor([0.5, 0.51])], 1000)
+    assert flat.difference == pytest.approx(0.01) and flat.difference_se > 0.005
+    assert flat.last == pytest.approx(0.505)
+    falling = tr.error_trend([100, 1000, 10000], [torch.tensor([0.1]), torch.tensor([0.01]), torch.tensor([0.001])], 1000)
+    assert falling.fit.slope == pytest.approx(-1.0, abs=1e-6)  # float32 inputs
+
+
+def test_chains_run_at_a_tiny_n():
+    c = tr.decisive_chains(40, 1)
+    assert c.n == 40 and math.isfinite(c.factor17) and math.isfinite(c.factor14)
+    assert len(c.horizon_single) == 1 and len(c.horizon_multi) == 1
+    assert 0 <= c.d14_fail <= 1
+
+
+def test_the_command_writes_results_json(tmp_path, capsys):
+    assert main(["regime", "--n", "40", "--out", str(tmp_path)]) == 0
+    j = json.loads((tmp_path / "results.json").read_text())
+    assert set(j["multi"]["ood_error"]["sec33"]) == {"adapt", "transfer"}
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, msg", [(["--n", "41"], "--n must be even"), (["--n", "40", "--seeds", "0"], "--seeds")])
+def test_the_command_refuses_bad_input(tmp_path, capsys, argv, msg):
+    with pytest.raises(SystemExit) as exc:
+        main(["regime", *argv, "--out", str(tmp_path)])
+    assert exc.value.code == 2 and msg in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kw, name", [({"sec33_ratio": 1.5}, "sec33_ratio"), ({"sec33_ratio": 0.0}, "sec33_ratio")])
+def test_decisive_config_bad_input(kw, name):
+    with pytest.raises(ValueError, match=name):
+        tr.decisive_config(100, **kw)
+
+
+def test_run_decisive_bad_input():
+    with pytest.raises(ValueError, match="seeds"):
+        tr.run_decisive(40, 0)
+    with pytest.raises(ValueError, match="scaling"):
+        tr.run_decisive(40, 1, "b2")
+    with pytest.raises(ValueError, match="seeds must map"):
+        tr.run_decisive_sweep({40: 1})
+    with pytest.raises(ValueError, match="mode"):
+        tr.mode_premises("both")
