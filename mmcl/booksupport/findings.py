@@ -37,9 +37,9 @@ FINDINGS: Tuple[Finding, ...] = (
     Finding("Figure 1: multi-modal features generalise out of distribution, single-modal ones do not",
             ("Figure 1",), "sec-side-by-side-figure1", row="under every protocol the multi-modal features win"),
     Finding("Theorem 4.2: single-modal training converges and its OOD error stays bounded away from 0",
-            ("Theorem 4.2 (1)", "Theorem 4.2 (2)"), "sec-downstream-verdicts"),
+            ("Theorem 4.2 (1)", "Theorem 4.2 (2)"), "sec-decisive-errors"),
     Finding("Theorem 4.3: multi-modal training converges and its OOD error goes to 0",
-            ("Theorem 4.3 (1)", "Theorem 4.3 (2)"), "sec-downstream-verdicts"),
+            ("Theorem 4.3 (1)", "Theorem 4.3 (2)"), "sec-decisive-errors"),
     Finding("The mechanism: in stage 1 single-modal learning memorises noise, multi-modal learning learns the "
             "signal", ("Lemma 5.2", "Lemma 5.4"), "sec-phase-race"),
     Finding("The second modality must carry a signal C_mu >= 2.66 times stronger", ("Assumption 4.1 (7)",),
