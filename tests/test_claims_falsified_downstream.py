@@ -12,6 +12,10 @@ from mmcl.downstream.response import ood_response
 from mmcl.experiments import downstream as experiment
 from mmcl.proofs import assumptions
 
+from mmcl.model.config import SyntheticConfig as _Config
+
+FIG1 = _Config()  # the setting the chapters' checks measure (Figure 1), where the register judges premises
+
 SEEDS = (0, 1)
 
 
@@ -37,9 +41,9 @@ def test_the_d3_noise_check_fails_at_a_smaller_sigma0(figure1):
                 "than 200 times it", paper="Appendix D.3", verdict="outside", premises=assumptions.premises(cfg),
                 observed=_noise_spread(cfg)["total"] * math.sqrt(cfg.d * cfg.n), bound=200)
 
-    claim(figure1, Claims(display=False))  # the chapter's check, at the chapter's setting
+    claim(figure1, Claims(display=False).setting(FIG1))  # the chapter's check, at the chapter's setting
     with pytest.raises(ClaimFailed, match="Appendix D.3"):
-        claim(figure1.replace(sigma0=0.003), Claims(display=False))
+        claim(figure1.replace(sigma0=0.003), Claims(display=False).setting(FIG1))
 
 
 def test_the_init_part_check_fails_with_a_wrong_formula(figure1):
@@ -49,10 +53,10 @@ def test_the_init_part_check_fails_with_a_wrong_formula(figure1):
     spread = _noise_spread(cfg)
     claim = dict(claim="the init part of the noise response has sd sigma0 sigma_xi sqrt(d) = 0.447",
                  paper="Eq. (11)", verdict="observation", observed=spread["init"], tol=0.01)
-    Claims(display=False).near(target=cfg.init_noise, **claim)
+    Claims(display=False).setting(FIG1).near(target=cfg.init_noise, **claim)
     wrong = cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d * cfg.n)
     with pytest.raises(ClaimFailed, match="Eq. \\(11\\)"):
-        Claims(display=False).near(target=wrong, **claim)
+        Claims(display=False).setting(FIG1).near(target=wrong, **claim)
 
 
 def test_the_condition_check_fails_at_the_papers_nu(figure1):
@@ -60,9 +64,9 @@ def test_the_condition_check_fails_at_the_papers_nu(figure1):
     Figure 1's own nu (cos 1) does not: the same claim fails there."""
     claim = dict(claim="the ratio <nu, mu> sqrt(d)/||mu||^2 is 0.89, below 1: nu meets the condition",
                  paper="Sec. 3.3", verdict="observation", target=0.89, tol=0.005)
-    Claims(display=False).near(observed=figure1.replace(nu_cos=experiment.TILTED).nu_condition, **claim)
+    Claims(display=False).setting(FIG1).near(observed=figure1.replace(nu_cos=experiment.TILTED).nu_condition, **claim)
     with pytest.raises(ClaimFailed, match="Sec. 3.3"):
-        Claims(display=False).near(observed=figure1.replace(nu_cos=experiment.PAPER).nu_condition, **claim)
+        Claims(display=False).setting(FIG1).near(observed=figure1.replace(nu_cos=experiment.PAPER).nu_condition, **claim)
 
 
 def test_the_chapters_sizes():

@@ -9,6 +9,10 @@ import mmcl
 from mmcl.booksupport.claims import ClaimFailed, Claims
 from mmcl.proofs import multi_stage1 as sync
 
+from mmcl.model.config import SyntheticConfig as _Config
+
+FIG1 = _Config()  # the setting the chapters' checks measure (Figure 1), where the register judges premises
+
 f64 = torch.float64
 
 
@@ -33,12 +37,12 @@ def test_the_sync_time_check_fails_when_kappa_forgets_the_second_modality(synchr
     cfg, syn = synchronised
     claim = dict(claim="... and gets t' right to within two steps for most of them", paper="Lemma D.3 (3)",
                  verdict="observation", bound=0.5)
-    Claims(display=False).lower(observed=_within_two_steps(syn, syn.predicted_step), **claim)  # the chapter's check
+    Claims(display=False).setting(FIG1).lower(observed=_within_two_steps(syn, syn.predicted_step), **claim)  # the chapter's check
     u0, v0 = syn.u[..., 0, :], syn.v[..., 0, :]
     kappa_wrong = cfg.lr * cfg.M * cfg.mu_norm ** 2 / (2 * cfg.m * cfg.tau * (cfg.M + 1))
     wrong = sync.predicted_sync_step(u0, v0, kappa_wrong)
     with pytest.raises(ClaimFailed, match=r"Lemma D\.3 \(3\)"):
-        Claims(display=False).lower(observed=_within_two_steps(syn, wrong), **claim)
+        Claims(display=False).setting(FIG1).lower(observed=_within_two_steps(syn, wrong), **claim)
 
 
 def test_the_winning_side_check_fails_when_the_first_modality_always_wins(synchronised):
@@ -49,7 +53,7 @@ def test_the_winning_side_check_fails_when_the_first_modality_always_wins(synchr
     opp = syn.opposite0
     claim = dict(claim="our proposition names the winning side for the large majority of out-of-step neurons "
                        "(>= 80 %)", paper="Lemma D.3 (3)", verdict="observation", bound=0.8)
-    Claims(display=False).lower(observed=(syn.sign == syn.predicted_sign)[opp].double().mean(), **claim)
+    Claims(display=False).setting(FIG1).lower(observed=(syn.sign == syn.predicted_sign)[opp].double().mean(), **claim)
     wrong = torch.sign(syn.u[..., 0, :] - syn.v[..., 0, :])
     with pytest.raises(ClaimFailed, match=r"Lemma D\.3 \(3\)"):
-        Claims(display=False).lower(observed=(syn.sign == wrong)[opp].double().mean(), **claim)
+        Claims(display=False).setting(FIG1).lower(observed=(syn.sign == wrong)[opp].double().mean(), **claim)

@@ -17,6 +17,10 @@ from mmcl.experiments import phase_diagrams as experiment
 from mmcl.proofs.predictions import stage1_race
 from mmcl.proofs.predictions import b_dynamics_prediction, noise_step_scale
 
+from mmcl.model.config import SyntheticConfig as _Config
+
+FIG1 = _Config()  # the setting the chapters' checks measure (Figure 1), where the register judges premises
+
 BASE = experiment.config("default")  # the chapter's BASE: Figure 1's setting
 
 
@@ -49,7 +53,7 @@ def signal_rate(cfg, with_a: bool = True) -> float:
 
 
 def test_control_true_setting_and_formulas_pass():
-    c = Claims("11_phase_diagrams", display=False)
+    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
     race = stage1_race(BASE, "single")
     claim_fig1_steps(c, race.noise_step, race.signal_step)
     claim_noise_first(c, race.noise_step, race.signal_step)
@@ -61,7 +65,7 @@ def test_perturbed_setting_fails():
     cfg = at_n_snr2(BASE, 5.0)  # beyond the single-modal boundary (about 3.6 at n = 100): the signal wins
     race = stage1_race(cfg, "single")
     assert race.winner == "signal"
-    c = Claims("11_phase_diagrams", display=False)
+    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
     with pytest.raises(ClaimFailed):
         claim_fig1_steps(c, race.noise_step, race.signal_step)
     with pytest.raises(ClaimFailed):
@@ -76,14 +80,14 @@ def test_wrong_noise_formula_fails():
     wrong_rate = a * noise_step_scale(BASE)
     assert wrong_rate > 1.9 * race.noise_rate
     wrong_step = math.log(race.level / race.noise_init) / math.log1p(wrong_rate)
-    c = Claims("11_phase_diagrams", display=False)
+    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
     with pytest.raises(ClaimFailed):
         claim_fig1_steps(c, wrong_step, race.signal_step)
 
 
 def test_wrong_signal_formula_fails():
     race = stage1_race(BASE, "single")
-    c = Claims("11_phase_diagrams", display=False)
+    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
     with pytest.raises(ClaimFailed):
         claim_signal_rate(c, signal_rate(BASE, with_a=False), race.signal_rate)  # without a = M/(M+1)
 
@@ -100,7 +104,7 @@ def test_margin_rate_claim_holds_measured_and_fails_on_the_races_mode():
 
     race = stage1_race(BASE, "single")
     measured = linearised_noise_margin(BASE, "single", sample_synthetic(BASE, 0, with_ood=False)).rate()
-    c = Claims("11_phase_diagrams", display=False)
+    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
     claim_margin_outgrows_signal(c, measured, race.signal_rate)
     assert len(c.rows) == 1
     with pytest.raises(ClaimFailed):  # the balanced mode of the class totals, the race's rate

@@ -10,6 +10,10 @@ from mmcl.experiments import single_stage1 as experiment
 from mmcl.proofs import preactivations
 from mmcl.proofs import single_stage1 as dg
 
+from mmcl.model.config import SyntheticConfig as _Config
+
+FIG1 = _Config()  # the setting the chapters' checks measure (Figure 1), where the register judges premises
+
 f64 = torch.float64
 
 
@@ -30,10 +34,10 @@ def test_the_rate_check_fails_with_the_papers_one_per_cent_negatives(stage1):
     cfg, data, traj, hist, bc, growth = stage1
     claim = dict(claim="the measured rate is the B dynamics' (a - b) s (within 25 %)", paper="Lemma C.11",
                  verdict="observation", observed=growth.fit.rate, rtol=0.25)
-    Claims(display=False).near(target=growth.rate_ab, **claim)  # the chapter's check
+    Claims(display=False).setting(FIG1).near(target=growth.rate_ab, **claim)  # the chapter's check
     wrong = 0.99 * growth.rate_lemma * torch.ones_like(growth.fit.rate)  # (a - 0.01 a) s with the lemma's a = 0.96
     with pytest.raises(ClaimFailed, match="Lemma C.11"):
-        Claims(display=False).near(target=wrong, **claim)
+        Claims(display=False).setting(FIG1).near(target=wrong, **claim)
 
 
 def test_the_sign_set_check_fails_when_the_cross_terms_are_put_back(stage1):
@@ -45,6 +49,6 @@ def test_the_sign_set_check_fails_when_the_cross_terms_are_put_back(stage1):
     rep_c = dg.sign_set_report(traj_c, clean, history=preactivations.preactivation_history(traj_c, clean))
     rep = dg.sign_set_report(traj, data, history=hist)
     claim = dict(claim="no neuron leaves U_+ or U_-", paper="Lemma C.3", verdict="holds", value=0)
-    Claims(display=False).equal(observed=rep_c.flipped.sum(), **claim)
+    Claims(display=False).setting(FIG1).equal(observed=rep_c.flipped.sum(), **claim)
     with pytest.raises(ClaimFailed, match="Lemma C.3"):
-        Claims(display=False).equal(observed=rep.flipped.sum(), **claim)
+        Claims(display=False).setting(FIG1).equal(observed=rep.flipped.sum(), **claim)

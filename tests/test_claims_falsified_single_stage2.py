@@ -11,6 +11,10 @@ from mmcl.booksupport.claims import ClaimFailed, Claims
 from mmcl.proofs import single_stage2 as cv
 from mmcl.proofs.predictions import t1_single
 
+from mmcl.model.config import SyntheticConfig as _Config
+
+FIG1 = _Config()  # the setting the chapters' checks measure (Figure 1), where the register judges premises
+
 f64 = torch.float64
 EPS = cv.ComparatorConfig(epsilon=0.05)
 
@@ -36,13 +40,13 @@ def test_link3_check_fails_with_the_papers_comparator(figure1):
     lo17, hi17 = tel.c17_feasible_lam(t1)
     claim = dict(claim="with that factor link 3 holds at every step from T1 on", paper="Lemma C.17",
                  verdict="observation", bound=0.0)
-    Claims(display=False).lower(observed=tel.c17_slack(1.001 * lo17)[t1:], **claim)  # the chapter's check
-    Claims(display=False).near(claim="link 3 needs a comparator factor of about 2.6", paper="Lemma C.17",
+    Claims(display=False).setting(FIG1).lower(observed=tel.c17_slack(1.001 * lo17)[t1:], **claim)  # the chapter's check
+    Claims(display=False).setting(FIG1).near(claim="link 3 needs a comparator factor of about 2.6", paper="Lemma C.17",
                                verdict="observation", observed=lo17 / (cfg.tau * EPS.level(cfg)), target=2.6,
                                tol=0.1)
     paper_lam = EPS.coefficient(cfg)  # 2 tau log(2M/eps)
     with pytest.raises(ClaimFailed, match="Lemma C.17"):
-        Claims(display=False).lower(observed=tel.c17_slack(paper_lam)[t1:], **claim)
+        Claims(display=False).setting(FIG1).lower(observed=tel.c17_slack(paper_lam)[t1:], **claim)
 
 
 def test_link3_failure_is_our_temperature(figure1):
@@ -53,9 +57,9 @@ def test_link3_failure_is_our_temperature(figure1):
                  paper="Lemma C.17", verdict="outside", bound=0.0, strict=True,
                  premises="its proof rests on Lemma C.16, which fails here")
     cfg, t1, tel = figure1
-    Claims(display=False).upper(observed=tel.c17_slack()[t1:], **claim)  # the chapter's check, at tau = 0.1
+    Claims(display=False).setting(FIG1).upper(observed=tel.c17_slack()[t1:], **claim)  # the chapter's check, at tau = 0.1
     cfg_hot = cfg.replace(tau=0.5, n_epochs=1000)
     t1_hot, tel_hot = _stage2(cfg_hot)
     assert t1_hot < cfg_hot.n_epochs
     with pytest.raises(ClaimFailed, match="Lemma C.17"):
-        Claims(display=False).upper(observed=tel_hot.c17_slack()[t1_hot:], **claim)
+        Claims(display=False).setting(FIG1).upper(observed=tel_hot.c17_slack()[t1_hot:], **claim)
