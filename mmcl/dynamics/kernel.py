@@ -5,6 +5,18 @@ buffers and cached views.  It computes exactly what :mod:`mmcl.dynamics.referenc
 the paper does (one line per term, a loop over ``N_i``); the tests check the two against each other
 at float64 on random states.  Read the reference to check the mathematics, this file to see how
 the same numbers are computed fast.
+
+Where every anchor's negatives are all the samples of the other label (the proofs' ``M = n/2``),
+the steps take the class-block layout instead of the mask (:class:`_Contrast`,
+:func:`_step_single_blocks`, :func:`_step_multi_blocks`), held equal to the masked steps and the
+reference by the tests.  The recursion's Gram matrices are built by blocks (:class:`_Grams`),
+held equal to the one product with the stacked patches (:meth:`_Grams.plain`).
+
+Cost at ``n`` samples and ``m`` neurons, in units of one ``(m, n) @ (n, n)`` product (measured at
+``n = 2000-10^4``, float64, ``benchmarks/bench_regime_step.py``): a class-block step takes about 1
+(single) or 2-2.5 (multi) of them plus the recursion's update ``dc K`` (2), against about 2 and 4.5
+plus 2 on the masked path.  The Gram matrices cost ``O(n^2 d)`` once per run: at a span draw
+(``d`` about ``2n``) of the order of ``n/(3m)`` (multi) to ``n/m`` (single) such products.
 """
 from __future__ import annotations
 
@@ -110,7 +122,8 @@ class _Contrast:
         """:meth:`softmax` for the anchors along ``dim`` of a class block ``L (B, h, h)`` (rows,
         ``dim=-1``: ``L[i, j]`` is anchor ``i``'s logit for negative ``j``; columns, ``dim=-2``:
         ``L[j, i]`` is anchor ``i``'s), every entry a negative: no mask, the floor is a number.
-        ``E`` is written to ``out`` (which may be ``L`` itself), laid out as ``L``."""
+        ``E`` is written to ``out`` (which may be ``L`` itself), laid out as ``L``.  (Taking a
+        large block a slice of rows at a time, to keep the passes in cache, measured no faster.)"""
         mx = torch.maximum(L.amax(dim), logit_pos)
         E = torch.sub(L, mx.unsqueeze(dim), out=out).clamp_min_(_EXP2_FLOOR).exp2_()
         e0 = (logit_pos - mx).clamp_min_(_EXP2_FLOOR).exp2_()
@@ -506,8 +519,8 @@ def _extents(A: torch.Tensor, blocks):
 def _block_products(out: torch.Tensor, A: torch.Tensor, C: torch.Tensor = None) -> torch.Tensor:
     """``out (B, r, s) = A @ C^T`` for ``A (B, r, d)``, ``C (B, s, d)``, by blocks of rows of
     both, each block product over the leading columns where both blocks can be nonzero
-    (:func:`_extents`).  ``C=None``: the symmetric ``A A^T``, its lower blocks computed and
-    mirrored (so it is exactly symmetric).  ``out`` may be a view (e.g. a block of ``K``)."""
+    (:func:`_extents`).  ``C=None``: the symmetric ``A A^T``, the blocks below the diagonal
+    computed and mirrored.  ``out`` may be a view (e.g. a block of ``K``)."""
     sym = C is None
     ba = _row_blocks(A.shape[1])
     ea = _extents(A, ba)
