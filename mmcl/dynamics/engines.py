@@ -12,7 +12,7 @@ from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
 from mmcl.model import losses
 from mmcl.dynamics.trajectory import DivergenceError, Trajectory, UpdateTerms, check_mode
-from mmcl.dynamics.kernel import _Contrast, _Grams, _Workspace, _networks, _signal_terms, _step_multi, _step_single
+from mmcl.dynamics.kernel import _Contrast, _Grams, _Workspace, _gram_state, _networks, _signal_terms
 
 __all__ = ["simulate", "t1_statistic"]
 
@@ -171,13 +171,11 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss
     sfx = ("", "_tilde")
     c = torch.zeros(len(nets) * B, bd.m, 1 + n, dtype=bd.dtype, device=bd.device)
     if engine == "recursion":
-        grams = [_Grams(net) for net in nets]
-        K = torch.cat([g.K for g in grams])
-        X = torch.cat([g.X0 for g in grams])  # X(t) = X(0) + c(t) K, updated in place by dc K
+        X, K = _gram_state(nets)  # X(t) = X(0) + c(t) K, updated in place by dc K
     else:
         Ws = [net.W0.clone() for net in nets]  # updated in place
-        X = torch.empty(len(nets) * B, bd.m, nets[0].patches.shape[1], dtype=bd.dtype, device=bd.device)
-    step = _step_multi if multi else _step_single
+        X = torch.empty(len(nets) * B, bd.m, nets[0].width, dtype=bd.dtype, device=bd.device)
+    step = k.step_function(mode)
     ws = _Workspace(c)
     # per network: its rows of c, split into gamma's and rho's columns, their norms and the outputs
     record = [(c[i * B:(i + 1) * B, :, 0], c[i * B:(i + 1) * B, :, 1:], net.norms[:, :1], net.norms[:, None, 1:],
@@ -274,10 +272,12 @@ def _autograd_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss, o
 
 
 def kernel_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rho,
-                 gamma_tilde=None, rho_tilde=None) -> UpdateTerms:
+                 gamma_tilde=None, rho_tilde=None, *, blocks=None) -> UpdateTerms:
     """:func:`mmcl.dynamics.reference.update_terms` computed by the fast kernel that the ``gd`` and
     ``recursion`` engines run (the same shapes and fields).  The tests hold it equal to the reference
-    step on random states; nothing else should need it."""
+    step on random states; nothing else should need it.  ``blocks``: the layout of the negatives
+    (:class:`~mmcl.dynamics.kernel._Contrast`; ``None`` chooses as the engines do, ``False`` forces
+    the masked one, ``True`` the class blocks)."""
     check_mode(mode)
     unb = not data.batched
     bd = _batched(data)
@@ -289,11 +289,11 @@ def kernel_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
         raise ValueError("update_terms: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
     lr, tau, _ = _scalars(cfg, bd.y.shape[0], bd, bd.dtype, bd.device)
     nets = _networks(bd, mode)
-    k = _Contrast(bd, lr, tau, copies=len(nets))
+    k = _Contrast(bd, lr, tau, copies=len(nets), blocks=blocks)
     states = [(gamma, rho)] + ([(gamma_tilde, rho_tilde)] if mode == "multi" else [])
     X = torch.cat([_Grams(net).preacts(torch.cat([g[..., None], r], -1) / net.norms[:, None, :])
                    for net, (g, r) in zip(nets, states)])
-    loss_i, dc, parts = (_step_multi if mode == "multi" else _step_single)(k, X, bd.n, _Workspace(X), want=True)
+    loss_i, dc, parts = k.step_function(mode)(k, X, bd.n, _Workspace(X), want=True)
     out = {"loss": loss_i.mean(-1)}
     B = bd.y.shape[0]
     for i, (suffix, net) in enumerate(zip(("", "_tilde"), nets)):

@@ -5,9 +5,22 @@ buffers and cached views.  It computes exactly what :mod:`mmcl.dynamics.referenc
 the paper does (one line per term, a loop over ``N_i``); the tests check the two against each other
 at float64 on random states.  Read the reference to check the mathematics, this file to see how
 the same numbers are computed fast.
+
+Where every anchor's negatives are all the samples of the other label (the proofs' ``M = n/2``),
+the steps take the class-block layout instead of the mask (:class:`_Contrast`,
+:func:`_step_single_blocks`, :func:`_step_multi_blocks`), held equal to the masked steps and the
+reference by the tests.  The recursion's Gram matrices are built by blocks (:class:`_Grams`),
+held equal to the one product with the stacked patches (:meth:`_Grams.plain`).
+
+Cost at ``n`` samples and ``m`` neurons, in units of one ``(m, n) @ (n, n)`` product (measured at
+``n = 2000-10^4``, float64, ``benchmarks/bench_regime_step.py``): a class-block step takes about 1
+(single) or 2-2.5 (multi) of them plus the recursion's update ``dc K`` (2), against about 2 and 4.5
+plus 2 on the masked path.  The Gram matrices cost ``O(n^2 d)`` once per run: at a span draw
+(``d`` about ``2n``) of the order of ``n/(3m)`` (multi) to ``n/m`` (single) such products.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -37,33 +50,86 @@ _EXP2_FLOOR = -80.0 * _LOG2E  # exponents are clamped here: e^-80 ~ 2e-35 is bel
 class _Contrast:
     """Constants of the InfoNCE terms for a batch, computed once per run.
 
-    The hard negatives are held as dense ``(B, n, n)`` matrices -- ``offset`` is 0 where ``j``
-    is in ``N_i`` and ``-inf`` elsewhere, ``floor`` the exponent floor and ``-inf`` -- so that the
-    logits of all negatives are one masked ``(n, n)`` matrix and their weights ``l'_{i,j}`` enter
-    the noise bracket through one matrix product.  Indices never repeat within an anchor's set
-    (checked by :class:`~mmcl.model.data.SyntheticData`), so the mask counts each negative once, as the
-    sum over ``N_i`` does.  Masks are floats: boolean tensors take slow paths in the elementwise
-    kernels.  Logits are in base 2 (``scale`` carries ``log2(e)``), see ``_LOG2E``.
+    Two layouts of the negatives, chosen here once per run (``blocks``):
+
+    * **masked** (any hard negatives): the negatives are held as dense ``(B, n, n)`` matrices --
+      ``offset`` is 0 where ``j`` is in ``N_i`` and ``-inf`` elsewhere, ``floor`` the exponent floor
+      and ``-inf`` -- so that the logits of all negatives are one masked ``(n, n)`` matrix and their
+      weights ``l'_{i,j}`` enter the noise bracket through one matrix product.  Indices never repeat
+      within an anchor's set (checked by :class:`~mmcl.model.data.SyntheticData`), so the mask
+      counts each negative once, as the sum over ``N_i`` does.  Masks are floats: boolean tensors
+      take slow paths in the elementwise kernels.
+    * **class blocks** (every anchor's negatives are exactly all samples of the other label, the
+      proofs' ``M = n/2`` with balanced labels; :func:`_class_order` checks the sets): with the
+      samples put in class order (``perm``: the ``h = n/2`` samples of label +1, then those of
+      label -1, each in index order) the logits of the anchors of one class against their
+      negatives are the ``(h, h)`` block between the two classes, unmasked.  No ``(B, n, n)``
+      tensor is formed; the steps gather the preactivations in class order and scatter the update
+      back (:func:`_step_single_blocks`, :func:`_step_multi_blocks`), so the runs' coefficients
+      keep the data's order.
+
+    Logits are in base 2 (``scale`` carries ``log2(e)``), see ``_LOG2E``.  ``blocks``: ``None``
+    (class blocks wherever they apply), ``False`` (the masked layout always), ``True`` (class
+    blocks, a ValueError where the negatives are not the other class).
     """
 
-    def __init__(self, data: SyntheticData, lr: torch.Tensor, tau: torch.Tensor, copies: int = 1):
+    def __init__(self, data: SyntheticData, lr: torch.Tensor, tau: torch.Tensor, copies: int = 1, blocks=None):
         # copies=2 (multi mode): the two networks are stacked along the batch, [h of every draw, g of every draw]
+        if blocks not in (None, True, False):
+            raise ValueError(f"blocks must be None, True or False, got {blocks!r}")
         B, n, m = data.y.shape[0], data.n, data.m
         z = dict(dtype=data.dtype, device=data.device)
         pos = data.y > 0
         self.Y = torch.stack([pos, ~pos], -1).to(data.dtype).repeat(copies, 1, 1)  # (B, n, 2): class one-hot [+1, -1]
         self.negatives = data.negatives.repeat(copies, 1, 1)
-        keep = torch.zeros(B, n, n, dtype=torch.bool, device=data.device).scatter_(2, data.negatives, True)
-        keep = keep.repeat(copies, 1, 1)
-        self.offset = torch.zeros(keep.shape, **z).masked_fill_(~keep, float("-inf"))  # not a large finite
-        # number: a diverging run's logits grow past any such number before they overflow
-        self.floor = torch.full(keep.shape, _EXP2_FLOOR, **z).masked_fill_(~keep, float("-inf"))  # exp2(-inf) = 0
         self.scale = (_LOG2E / (m * tau)).repeat(copies)  # (B,): Sim (Eq. 4, with its 1/m) / tau is the logit, in base 2
         self.scale3 = self.scale[:, None, None]
         self.Ys = self.Y * self.scale3
         self.Ys_signed = self.Ys * torch.tensor([1.0, -1.0], dtype=data.dtype, device=data.device)  # class s times s
         self.step = (lr / (n * m * tau)).repeat(copies)  # (B,): eta / (n m tau) of Eqs. (7), (10)
+        self.step1 = (lr / (n * m * tau))[:, None]  # (B, 1): the same for one copy (a class block's anchors)
         self.swap = torch.tensor([1, 0], device=data.device)  # exchanges the halves of a stacked batch
+        perm = None if blocks is False else _class_order(data.y, data.negatives)
+        if blocks is True and perm is None:
+            raise ValueError("blocks=True needs every anchor's negatives to be exactly all samples of the other "
+                             "label (M = n/2, balanced labels)")
+        self.blocks = perm is not None
+        if self.blocks:
+            self.h = n // 2
+            self.perm = perm.repeat(copies, 1)  # (copies B, n): sample indices in class order
+            self.inverse = torch.argsort(self.perm, -1)  # position of each sample in class order
+            self.offset = self.floor = None
+            return
+        keep = torch.zeros(B, n, n, dtype=torch.bool, device=data.device).scatter_(2, data.negatives, True)
+        keep = keep.repeat(copies, 1, 1)
+        self.offset = torch.zeros(keep.shape, **z).masked_fill_(~keep, float("-inf"))  # not a large finite
+        # number: a diverging run's logits grow past any such number before they overflow
+        self.floor = torch.full(keep.shape, _EXP2_FLOOR, **z).masked_fill_(~keep, float("-inf"))  # exp2(-inf) = 0
+
+    def step_function(self, mode: str):
+        """The step of ``mode`` (``"single"``/``"multi"``) in this batch's layout of the negatives."""
+        if mode == "multi":
+            return _step_multi_blocks if self.blocks else _step_multi
+        return _step_single_blocks if self.blocks else _step_single
+
+    def gather_index(self, m: int, first: int, n: int, parts: int):
+        """``(B, m, parts n)``: the columns ``first + perm`` (then ``first + n + perm``, ...) of every
+        row, an expanded view for :func:`torch.gather`: ``X``'s noise columns in class order."""
+        cols = torch.cat([first + j * n + self.perm for j in range(parts)], -1)
+        return cols[:, None, :].expand(-1, m, -1)
+
+    def block_softmax(self, L: torch.Tensor, logit_pos: torch.Tensor, dim: int, out: torch.Tensor):
+        """:meth:`softmax` for the anchors along ``dim`` of a class block ``L (B, h, h)`` (rows,
+        ``dim=-1``: ``L[i, j]`` is anchor ``i``'s logit for negative ``j``; columns, ``dim=-2``:
+        ``L[j, i]`` is anchor ``i``'s), every entry a negative: no mask, the floor is a number.
+        ``E`` is written to ``out`` (which may be ``L`` itself), laid out as ``L``.  (Taking a
+        large block a slice of rows at a time, to keep the passes in cache, measured no faster.)"""
+        mx = torch.maximum(L.amax(dim), logit_pos)
+        E = torch.sub(L, mx.unsqueeze(dim), out=out).clamp_min_(_EXP2_FLOOR).exp2_()
+        e0 = (logit_pos - mx).clamp_min_(_EXP2_FLOOR).exp2_()
+        Es = E.sum(dim)
+        Z = e0 + Es
+        return torch.log2(Z).add_(mx).sub_(logit_pos).mul_(_LN2), E, e0, Es, Z, self.step1 / Z
 
     def softmax(self, logits_neg: torch.Tensor, logit_pos: torch.Tensor):
         """Per-anchor InfoNCE from the negative logits ``(B, n, n)`` (``offset`` added) and the
@@ -218,6 +284,175 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: boo
 
 
 # --------------------------------------------------------------------------------------------
+# The class-block steps: every anchor's negatives are all samples of the other label
+# --------------------------------------------------------------------------------------------
+# The same steps as above in the class-block layout of :class:`_Contrast`.  The preactivations'
+# noise columns are gathered in class order (``h = n/2`` samples of label +1, then those of
+# label -1), so that the logits of the anchors of one class against all their negatives are an
+# unmasked ``(h, h)`` block: a quarter of the (n, n) elementwise work per block and half (multi)
+# or a quarter (single) of the logits product, half of the noise-update product, and no
+# ``(B, n, n)`` mask.  The update is scattered back to the data's order, so ``X``, ``K`` and the
+# coefficients never leave it.
+
+
+def _block_noise(partner, Es, cand, E, anchors_on_rows: bool, out):
+    """``partner_i Es_i - sum_j cand_j E`` for one block's anchors (times ``Z_i``, Eq. 13's bracket
+    before ``w`` and ``sigma'``): ``E (B, h, h)`` holds the anchors on its rows (``E[i, j]``) or on
+    its columns (``E[j, i]``), ``cand (B, m, h)`` the negatives' activations."""
+    torch.mul(partner, Es[:, None, :], out=out)
+    return out.baddbmm_(cand, E.transpose(1, 2) if anchors_on_rows else E, alpha=-1)
+
+
+def _blocks_out(k: _Contrast, ws: _Workspace, X, n, signal, noise_p, loss_p, parts_p, want):
+    """The update ``dc (B, m, 1 + n)`` (``signal`` in column 0, the class-ordered ``noise_p``
+    scattered back to the data's order), the per-anchor loss in the data's order and, with
+    ``want``, the parts of :func:`update_terms` with ``E`` as the data-ordered ``(B, n, n)`` matrix
+    of :meth:`_Contrast.softmax` (zero off ``N_i``)."""
+    B, m = noise_p.shape[0], noise_p.shape[1]
+    dc = ws("dc", (B, m, 1 + n))
+    dc[..., 0] = signal
+    dc[..., 1:].scatter_(2, k.perm[:, None, :].expand(-1, m, -1), noise_p)
+    inv = k.inverse[:loss_p.shape[0]]
+    loss_i = torch.gather(loss_p, 1, inv)
+    if not want:
+        return loss_i, dc, None
+    (E_blocks, e0, Z, U, a, b) = parts_p
+    h = n // 2
+    Ep = X.new_zeros(B, n, n)  # class order: rows are anchors
+    for rows, cols, E, on_rows in E_blocks:
+        Ep[:, rows, cols] = E if on_rows else E.transpose(1, 2)
+    Ep = torch.gather(Ep, 1, k.inverse[:, :, None].expand(-1, -1, n))
+    Ep = torch.gather(Ep, 2, k.inverse[:, None, :].expand(-1, n, -1))
+    e0, Z = (torch.gather(v, 1, k.inverse) for v in (e0, Z))
+    return loss_i, dc, ((Ep, e0, Z, U, a, b),)
+
+
+def _step_single_blocks(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
+    """:func:`_step_single` in the class-block layout.  Single-modal similarities are symmetric,
+    so one block ``L[i, j]`` (``i`` of label +1, ``j`` of label -1) holds the logits of both
+    classes' anchors: the rows are the +1 anchors', the columns the -1 anchors'.  One ``(h, m) @
+    (m, h)`` product for the logits (a quarter of the masked path's) and two ``(m, h) @ (h, h)``
+    for the noise update (half)."""
+    B, m = X.shape[0], X.shape[1]
+    h = n // 2
+
+    def views():
+        Xg = ws("Xg", (B, m, 2 * n))
+        ans = ws("ans", (B, m, n))
+        noise = ws("noise", (B, m, n))
+        return (Xg, Xg[..., :n], Xg[..., n:], ans, ans[..., :h], ws("active", (B, m, n)), noise,
+                noise[..., :h], noise[..., h:], k.gather_index(m, 2, n, 2), X[..., :2], X[..., 0],
+                ws("L", (B, h, h)), ws("E2", (B, h, h)))
+
+    (Xg, an, pn, ans, ans1, active, noise, noise1, noise2, index, signal_pre, a, L, E2) = ws.views(X, views)
+    torch.gather(X, 2, index, out=Xg).clamp_min_(0.0)  # sigma of the anchors' noise and the positives', class order
+    torch.sign(an, out=active)  # sigma' of the anchors' noise
+    sig = signal_pre.clamp_min(0.0)  # sigma of [a, -a]
+    sig_slopes = torch.sign(sig)
+    q = sig.square().sum(1)  # (B, 2): sum_r sigma(+-a_r)^2 (see _step_single)
+    torch.mul(an, k.scale3, out=ans)
+    logit_pos = torch.mul(ans, pn, out=ws("prod", (B, m, n))).sum(1)
+    logit_pos[:, :h] += k.scale[:, None] * q[:, :1]
+    logit_pos[:, h:] += k.scale[:, None] * q[:, 1:]
+    torch.bmm(ans1.transpose(1, 2), an[..., h:], out=L)  # L[i, j]: +1 anchor i, -1 sample j
+    loss2, E2, e02, Es2, Z2, w2 = k.block_softmax(L, logit_pos[:, h:], -2, out=E2)  # the -1 anchors: columns
+    loss1, E1, e01, Es1, Z1, w1 = k.block_softmax(L, logit_pos[:, :h], -1, out=L)  # the +1 anchors: rows
+    _block_noise(pn[..., :h], Es1, an[..., h:], E1, True, noise1)
+    _block_noise(pn[..., h:], Es2, an[..., :h], E2, False, noise2)
+    w = torch.cat([w1, w2], -1)
+    noise.mul_(w[:, None, :]).mul_(active)
+    U = torch.stack([(Es1 * w1).sum(-1), (Es2 * w2).sum(-1)], -1)  # :meth:`_Contrast.class_sums`
+    signal = k.signal_update(a, sig_slopes, U)
+    parts = None
+    if want:
+        top, bottom = slice(0, h), slice(h, n)
+        parts = ([(top, bottom, E1, True), (bottom, top, E2, False)], torch.cat([e01, e02], -1),
+                 torch.cat([Z1, Z2], -1), U, a, a)
+    return _blocks_out(k, ws, X, n, signal, noise, torch.cat([loss1, loss2], -1), parts, want)
+
+
+def _step_multi_blocks(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
+    """:func:`_step_multi` in the class-block layout.  The similarities of the first network's
+    anchors with the second's samples are two blocks, ``C12`` (anchors of label +1 against samples
+    of label -1) and ``C21``; the second network's anchors read them by columns (``C21``'s for its
+    +1 anchors, ``C12``'s for its -1 anchors).  Two ``(h, m) @ (m, h)`` products for the logits
+    (half the masked path's one ``(n, n)``) and four ``(m, h) @ (h, h)`` for the noise updates
+    (half)."""
+    B2, m = X.shape[0], X.shape[1]
+    B = B2 // 2
+    h = n // 2
+
+    def views():
+        Xg, noise = ws("Xg", (B2, m, n)), ws("noise", (B2, m, n))
+        ows = ws("ows", (B, m, n))
+        return (Xg, Xg[:B], Xg[B:], ws("active", (B2, m, n)), noise, ows, k.gather_index(m, 2, n, 1),
+                X[..., :2], X[..., 0], X[..., 0].view(2, B, m), ws("C12", (B, h, h)), ws("C21", (B, h, h)),
+                ws("Ec", (B, h, h)), ws("Ed", (B, h, h)), k.scale3[:B], k.scale[:B, None])
+
+    (Xg, own_h, own_g, active, noise, ows, index, signal_pre, a, a2, C12, C21, Ec, Ed, scale_h,
+     scale_1) = ws.views(X, views)
+    torch.gather(X, 2, index, out=Xg).clamp_min_(0.0)  # both networks' noise activations, class order
+    torch.sign(Xg, out=active)
+    sig = signal_pre.clamp_min(0.0)
+    sig_slopes = torch.sign(sig)
+    b = torch.index_select(a2, 0, k.swap).view(B2, m)  # the partner's <w~_r, mu~> (resp. <w_r, mu>)
+    D = torch.bmm(sig.transpose(1, 2), b[..., None])[..., 0]  # (2B, 2): sum_r sigma(+-a_r) b_r (see _step_multi)
+    torch.mul(own_h, scale_h, out=ows)
+    pair = torch.mul(ows, own_g, out=ws("prod", (B, m, n))).sum(1)  # (B, n): noise part of <h(x_i), g(x~_i)>
+    logit_pos = pair.repeat(2, 1)  # (2B, n): both networks' anchors, class order
+    scale2 = k.scale[:, None]
+    logit_pos[:, :h] += scale2 * D[:, :1]  # a +1 anchor: + sum_r sigma(a_r) b_r
+    logit_pos[:, h:] -= scale2 * D[:, 1:]  # a -1 anchor: - sum_r sigma(-a_r) b_r
+    gp, gm, hp, hm = own_g[..., :h], own_g[..., h:], own_h[..., :h], own_h[..., h:]
+    torch.bmm(ows[..., :h].transpose(1, 2), gm, out=C12)  # C12[i, j]: h's +1 anchor i, g's -1 sample j
+    torch.bmm(ows[..., h:].transpose(1, 2), gp, out=C21)  # C21[i, j]: h's -1 anchor i, g's +1 sample j
+    # the second network's anchors read the blocks by columns: its +1 anchors C21's, its -1 anchors C12's
+    lc, Ec, e0c, Esc, Zc, wc = k.block_softmax(C21, logit_pos[B:, :h], -2, out=Ec)
+    ld, Ed, e0d, Esd, Zd, wd = k.block_softmax(C12, logit_pos[B:, h:], -2, out=Ed)
+    la, Ea, e0a, Esa, Za, wa = k.block_softmax(C12, logit_pos[:B, :h], -1, out=C12)
+    lb, Eb, e0b, Esb, Zb, wb = k.block_softmax(C21, logit_pos[:B, h:], -1, out=C21)
+    _block_noise(gp, Esa, gm, Ea, True, noise[:B, :, :h])  # h's anchors: partners and negatives from g
+    _block_noise(gm, Esb, gp, Eb, True, noise[:B, :, h:])
+    _block_noise(hp, Esc, hm, Ec, False, noise[B:, :, :h])  # g's anchors: from h
+    _block_noise(hm, Esd, hp, Ed, False, noise[B:, :, h:])
+    w = torch.cat([torch.cat([wa, wb], -1), torch.cat([wc, wd], -1)])
+    noise.mul_(w[:, None, :]).mul_(active)
+    U = torch.stack([torch.cat([(Esa * wa).sum(-1), (Esc * wc).sum(-1)]),
+                     torch.cat([(Esb * wb).sum(-1), (Esd * wd).sum(-1)])], -1)  # (2B, 2), as class_sums
+    signal = k.signal_update(b, sig_slopes, U)
+    loss_p = torch.cat([torch.cat([la, lb], -1), torch.cat([lc, ld], -1)])
+    parts = None
+    if want:
+        top, bottom = slice(0, h), slice(h, n)
+        # rows :B (h's anchors) and B: (g's), each with both classes' blocks
+        parts = ([(top, bottom, torch.cat([Ea, Ec.transpose(1, 2)]), True),
+                  (bottom, top, torch.cat([Eb, Ed.transpose(1, 2)]), True)],
+                 torch.cat([torch.cat([e0a, e0b], -1), torch.cat([e0c, e0d], -1)]),
+                 torch.cat([torch.cat([Za, Zb], -1), torch.cat([Zc, Zd], -1)]), U, a, b)
+    loss_i, dc, parts = _blocks_out(k, ws, X, n, signal, noise, loss_p, parts, want)
+    return loss_i.view(2, B, n).sum(0), dc, parts
+
+
+def _class_order(y: torch.Tensor, negatives: torch.Tensor):
+    """``perm (B, n)``, the samples of each draw in class order (label +1 first, each class in
+    index order), where every anchor's negatives are exactly the set of all samples of the other
+    label (the sets are compared, not their sizes: a repeated or a missing index fails); ``None``
+    otherwise.  Then both classes have ``M = n/2`` samples."""
+    B, n = y.shape
+    M = negatives.shape[-1]
+    pos = y > 0
+    if 2 * M != n or bool((pos.sum(-1) != M).any()):
+        return None
+    rows = max(1, (1 << 24) // max(1, B * n))  # bounded temporaries: B x rows x n booleans
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        keep = torch.zeros(B, e - s, n, dtype=torch.bool, device=y.device).scatter_(2, negatives[:, s:e], True)
+        if not torch.equal(keep, pos[:, s:e, None] != pos[:, None, :]):
+            return None
+    return torch.argsort((~pos).to(torch.int8), dim=-1, stable=True)
+
+
+# --------------------------------------------------------------------------------------------
 # The two closed-form engines' views of a network
 # --------------------------------------------------------------------------------------------
 class _Network:
@@ -229,15 +464,25 @@ class _Network:
     ``[mu, -mu, xi_1..n (, xi_1..n + eps_1..n)]``, whose products with ``w_r`` are the columns of
     ``X``, and the ``basis [mu, xi_1..n] (B, 1 + n, d)`` of the update (Eqs. 7/10: a combination
     of ``mu`` and the ``xi_i`` with the scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``).
-    ``gd`` takes ``X = W patches^T`` and ``W += dc basis`` at every step; the recursion takes
-    both products once, with ``W(0)`` and with the basis (:class:`_Grams`)."""
+    ``gd`` takes ``X = W patches^T`` and ``W += dc basis`` at every step (both stacks are formed
+    at its first use); the recursion takes both products once, with ``W(0)`` and with the basis,
+    block by block from ``mu``, ``xi``, ``eps`` without forming the stacks (:class:`_Grams`)."""
 
     def __init__(self, mu, xi, W0, eps=None):
         self.mu, self.xi, self.W0, self.eps = mu, xi, W0, eps
-        self.norms = torch.cat([(mu * mu).sum(-1)[:, None], (xi * xi).sum(-1)], -1)  # (B, 1 + n)
-        m = mu[:, None, :]
-        self.patches = torch.cat([m, -m, xi] + ([xi + eps] if eps is not None else []), 1)
-        self.basis = torch.cat([m, xi], 1)
+        self.n = xi.shape[1]
+        self.width = 2 + (2 if eps is not None else 1) * self.n  # columns of X: 2 + k n
+        # ||xi_i||^2 as batched dot products: no (n, d) temporary
+        self.norms = torch.cat([(mu * mu).sum(-1)[:, None], torch.einsum("bnd,bnd->bn", xi, xi)], -1)  # (B, 1 + n)
+
+    @functools.cached_property
+    def patches(self):
+        m = self.mu[:, None, :]
+        return torch.cat([m, -m, self.xi] + ([self.xi + self.eps] if self.eps is not None else []), 1)
+
+    @functools.cached_property
+    def basis(self):
+        return torch.cat([self.mu[:, None, :], self.xi], 1)
 
     def products(self, A, out=None):
         """``A (B, r, d)`` times the patches: ``(B, r, 2 + k n)``, ``O(r n d)``."""
@@ -248,20 +493,110 @@ class _Network:
         return W.baddbmm_(dc, self.basis)
 
 
+_GRAM_ROWS = 512  # rows per block of the Gram products (blocks of a few hundred rows keep BLAS efficient)
+
+
+def _row_blocks(n: int):
+    """``[(start, stop), ...]``: ``n`` rows cut into about equal blocks of about ``_GRAM_ROWS``."""
+    p = max(1, round(n / _GRAM_ROWS))
+    edges = [round(i * n / p) for i in range(p + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _extents(A: torch.Tensor, blocks):
+    """For each row block of ``A (B, r, d)``: one past the last column in which a row of the block
+    (of any draw) has a nonzero entry.  A product with those rows needs no later column: exactly
+    zero terms are left out, nothing else.  A span draw's coordinates are triangular
+    (:mod:`mmcl.model.span`: ``xi_i`` lives in the first ``c + i + 1`` basis vectors), so its
+    Gram products shrink to a third; an explicit draw's extents are ``d``."""
+    out = []
+    for s, e in blocks:
+        nz = (A[:, s:e] != 0).flatten(0, 1).any(0).nonzero()
+        out.append(int(nz[-1]) + 1 if nz.numel() else 0)
+    return out
+
+
+def _block_products(out: torch.Tensor, A: torch.Tensor, C: torch.Tensor = None) -> torch.Tensor:
+    """``out (B, r, s) = A @ C^T`` for ``A (B, r, d)``, ``C (B, s, d)``, by blocks of rows of
+    both, each block product over the leading columns where both blocks can be nonzero
+    (:func:`_extents`).  ``C=None``: the symmetric ``A A^T``, the blocks below the diagonal
+    computed and mirrored.  ``out`` may be a view (e.g. a block of ``K``)."""
+    sym = C is None
+    ba = _row_blocks(A.shape[1])
+    ea = _extents(A, ba)
+    bc, ec = (ba, ea) if sym else (_row_blocks(C.shape[1]), None)
+    if not sym:
+        C_ext = _extents(C, bc)
+    for I, (s, e) in enumerate(ba):
+        for J, (s2, e2) in enumerate(bc):
+            if sym and J > I:
+                break
+            width = min(ea[I], ea[J] if sym else C_ext[J])
+            block = out[:, s:e, s2:e2]
+            if width == 0:
+                block.zero_()
+            else:
+                torch.bmm(A[:, s:e, :width], (A if sym else C)[:, s2:e2, :width].transpose(1, 2), out=block)
+            if sym and J < I:
+                out[:, s2:e2, s:e] = block.transpose(1, 2)
+    return out
+
+
 class _Grams:
     """The recursion's closed form: by Eq. (11), ``w_r = w_r(0) + sum_k c_rk b_k`` over the basis
     ``b = [mu, xi_1..n]`` with ``c = [gamma_r/||mu||^2, rho_{r,i}/||xi_i||^2]``, so every
     preactivation the updates need is ``X = X(0) + c K``, ``K`` the products of the basis with the
     patches: Gram matrices computed once per run (``O(n^2 d)``), then ``O(m n^2)`` per step,
-    never forming ``W``.  (:func:`simulate` keeps ``X`` and adds ``dc K`` after each step.)"""
+    never forming ``W``.  (:func:`simulate` keeps ``X`` and adds ``dc K`` after each step.)
 
-    def __init__(self, net: _Network):
-        self.X0 = net.products(net.W0)
-        self.K = net.products(net.basis)  # (B, 1 + n, 2 + k n)
+    ``K (B, 1 + n, 2 + k n)`` is assembled from its blocks, never from the stacks of
+    :class:`_Network`: ``<mu, mu>``, ``<xi_i, mu>``, ``G = [<xi_i, xi_j>]`` (symmetric: half of it
+    computed) and, in single mode, ``G + [<xi_i, eps_j>]`` for the positives' patches
+    ``xi_j + eps_j``; every product by blocks of rows over the columns where they can be nonzero
+    (:func:`_block_products`).  ``K`` and ``X0`` may be given (views of the engine's stacked
+    tensors) and are filled in place.  :meth:`plain` is the one-product reference."""
+
+    def __init__(self, net: _Network, K: torch.Tensor = None, X0: torch.Tensor = None):
+        mu, xi, eps, W0 = net.mu, net.xi, net.eps, net.W0
+        B, n, m = xi.shape[0], net.n, W0.shape[1]
+        K = xi.new_empty(B, 1 + n, net.width) if K is None else K
+        X0 = W0.new_empty(B, m, net.width) if X0 is None else X0
+        mm = (mu * mu).sum(-1)
+        xm = torch.bmm(xi, mu[..., None])[..., 0]  # (B, n): <xi_i, mu>
+        K[:, 0, 0], K[:, 0, 1] = mm, -mm
+        K[:, 1:, 0], K[:, 1:, 1] = xm, -xm
+        K[:, 0, 2:2 + n] = xm
+        G = _block_products(K[:, 1:, 2:2 + n], xi)
+        wm = torch.bmm(W0, mu[..., None])[..., 0]  # (B, m): <w_r(0), mu>
+        X0[..., 0], X0[..., 1] = wm, -wm
+        P = _block_products(X0[..., 2:2 + n], W0, xi)
+        if eps is not None:
+            K[:, 0, 2 + n:] = xm + torch.bmm(eps, mu[..., None])[..., 0]
+            _block_products(K[:, 1:, 2 + n:], xi, eps).add_(G)
+            _block_products(X0[..., 2 + n:], W0, eps).add_(P)
+        self.K, self.X0 = K, X0
+
+    @staticmethod
+    def plain(net: _Network):
+        """``(X0, K)`` as the two products with the stacked patches: the reference the tests hold
+        the blocks to."""
+        return net.products(net.W0), net.products(net.basis)
 
     def preacts(self, c):
         """``X (B, m, 2 + k n)`` at the scaled coefficients ``c (B, m, 1 + n)``."""
         return torch.baddbmm(self.X0, c, self.K)
+
+
+def _gram_state(nets):
+    """``(X0, K)`` of the networks stacked along the batch (the recursion's ``X(0)`` and ``K``),
+    each network's Grams written straight into its rows."""
+    B, m, w = nets[0].xi.shape[0], nets[0].W0.shape[1], nets[0].width
+    n = nets[0].n
+    K = nets[0].xi.new_empty(len(nets) * B, 1 + n, w)
+    X0 = nets[0].W0.new_empty(len(nets) * B, m, w)
+    for i, net in enumerate(nets):
+        _Grams(net, K=K[i * B:(i + 1) * B], X0=X0[i * B:(i + 1) * B])
+    return X0, K
 
 
 def _networks(data: SyntheticData, mode: str):
