@@ -68,8 +68,6 @@ NUS = ("sec33", "parallel")
 #: The smallest ``n`` at which every condition but 4b holds (4a: ``n >= 2500 log(40) = 9222.2``, ``n`` even).
 N_DECISIVE = 9224
 
-# the conditions whose source is a multi-modal lemma: the single-modal theorem's proof does not use them
-_MULTI_ONLY = ("1b~", "1d", "3b", "4b", "6b", "7a", "7b", "7c")
 
 
 def decisive_config(n: int, scaling: RegimeScaling = DECISIVE_SCALING, sec33_ratio: float = SEC33_RATIO) -> SyntheticConfig:
@@ -100,13 +98,14 @@ def decisive_conditions(cfg: SyntheticConfig, delta: float = 0.1) -> List[Condit
 
 
 def mode_premises(mode: str) -> Tuple[str, ...]:
-    """The keys of :func:`decisive_conditions` that ``mode``'s theorem uses: every one for
-    ``"multi"``; for ``"single"`` all but those whose source is a multi-modal lemma (``1b~``,
-    ``1d``, ``3b``, ``4b``, ``6b``, ``7a-7c``)."""
+    """The premise keys that ``mode``'s theorem rests on, as the paper's blueprint lists them
+    (:func:`mmcl.proofs.blueprint.premise_keys` of Theorem 4.2 (2) or 4.3 (2): the conditions every
+    proof it uses states, transitively); the register judges the chapter's rows by the same lists."""
+    from mmcl.proofs.blueprint import premise_keys
+
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is unknown; valid: 'single', 'multi'")
-    keys = tuple(c.key for c in decisive_conditions(regime_config(100, DECISIVE_SCALING)))
-    return keys if mode == "multi" else tuple(k for k in keys if k not in _MULTI_ONLY)
+    return premise_keys("Theorem 4.2 (2)" if mode == "single" else "Theorem 4.3 (2)")
 
 
 @dataclass
@@ -230,13 +229,17 @@ def _mode_run(cfg: SyntheticConfig, data: SyntheticData, oods: Dict[str, OODData
 
 
 def run_decisive(n: int, seeds: int = 1, scaling: RegimeScaling = DECISIVE_SCALING, *,
-                 sec33_ratio: float = SEC33_RATIO, device="cpu", dtype="float32", progress: bool = False) -> DecisiveRun:
-    """Both modes at ``n`` with seeds ``0..seeds-1`` (one batch of span draws) on the decisive
-    scaling (:func:`decisive_config`), scored under both ``nu`` (:data:`NUS`) and both protocols;
-    see :class:`DecisiveRun`.  float32 by default: at these ``d`` it agrees with float64 to about
-    ``1e-6`` in the loss and the coefficients (the tests compare them at one size)."""
+                 sec33_ratio: float = SEC33_RATIO, device="cpu", dtype="float32", progress: bool = False,
+                 modes: Sequence[str] = MODES) -> DecisiveRun:
+    """Both modes (or ``modes``) at ``n`` with seeds ``0..seeds-1`` (one batch of span draws) on the
+    decisive scaling (:func:`decisive_config`), scored under both ``nu`` (:data:`NUS`) and both
+    protocols; see :class:`DecisiveRun`.  float32 by default: at these ``d`` it agrees with float64
+    to about ``1e-6`` in the loss and the coefficients (the tests compare them at one size)."""
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
+    modes = tuple(modes)
+    if not modes or any(m not in MODES for m in modes) or len(set(modes)) != len(modes):
+        raise ValueError(f"modes={modes!r} must be distinct modes among {MODES}")
     check_int("seeds", seeds)
     n = _check_n(n)
     t0 = time.perf_counter()
@@ -244,7 +247,7 @@ def run_decisive(n: int, seeds: int = 1, scaling: RegimeScaling = DECISIVE_SCALI
     data = sample_synthetic_batch(cfg, range(seeds), span=True, dtype=dtype, device=device)
     oods = {"sec33": data.ood, "parallel": parallel_ood(data.ood, cfg)}
     init = init_noise_totals(data)
-    modes = {mode: _mode_run(cfg, data, oods, mode, progress) for mode in MODES}
+    modes = {mode: _mode_run(cfg, data, oods, mode, progress) for mode in modes}
     return DecisiveRun(n=n, cfg=cfg, seeds=list(range(seeds)), conditions=decisive_conditions(cfg, scaling.delta),
                        modes=modes, B_plus0=init.B_plus, c9_bound=lemma_c9_bound(cfg, scaling.delta),
                        b0_mean=b_init_mean(cfg), c10_fraction=init.c10_fraction,
