@@ -7,10 +7,10 @@ at float64 on random states.  Read the reference to check the mathematics, this 
 the same numbers are computed fast.
 
 Where every anchor's negatives are all the samples of the other label (the proofs' ``M = n/2``),
-the steps take the class-block layout instead of the mask (:class:`_Contrast`,
-:func:`_step_single_blocks`, :func:`_step_multi_blocks`), held equal to the masked steps and the
-reference by the tests.  The recursion's Gram matrices are built by blocks (:class:`_Grams`),
-held equal to the one product with the stacked patches (:meth:`_Grams.plain`).
+the steps take the class-block layout instead of the mask (``_Contrast``,
+``_step_single_blocks``, ``_step_multi_blocks``), held equal to the masked steps and the
+reference by the tests.  The recursion's Gram matrices are built by blocks (``_Grams``),
+held equal to the one product with the stacked patches (``_Grams.plain``).
 
 Cost at ``n`` samples and ``m`` neurons, in units of one ``(m, n) @ (n, n)`` product (measured at
 ``n = 2000-10^4``, float64, ``benchmarks/bench_regime_step.py``): a class-block step takes about 1

@@ -108,7 +108,7 @@ def get(name: str) -> FigureSpec:
     return specs[name]
 
 
-#: How a figure can be drawn: ``"page"`` (the book's column) or ``"talk"`` (16:9, slide-sized type).
+#: The ways a figure can be drawn, ``"page"`` (the book's column) and ``"talk"`` (16:9, slide-sized type).
 STYLES = ("page", "talk")
 
 
@@ -116,7 +116,7 @@ def make(name: str, size: str = "default", device: Optional[str] = None, style: 
     """Draw the figure ``name`` at ``size`` (see :data:`~mmcl.experiments.sizes.SIZES`) and return it.  On the CPU the
     computation runs with one torch thread, as the chapters run (``chapter_setup``), so that the
     numbers are the chapter's; the thread count is restored afterwards.  ``style="talk"`` draws it
-    for a slide: slide-sized type (:func:`mmcl.figures.theme.talk`) on a 16:9 canvas."""
+    for a slide: slide-sized type (``mmcl.figures.theme.talk()``) on a 16:9 canvas."""
     _check_size(size)
     if style not in STYLES:
         raise ValueError(f"style={style!r} is unknown; valid: {', '.join(map(repr, STYLES))}")

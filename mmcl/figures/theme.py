@@ -37,7 +37,7 @@ __all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "t
 
 @contextlib.contextmanager
 def style() -> Iterator[None]:
-    """Context manager applying mmcl's matplotlib style file (and, inside :func:`talk`, the slide
+    """Context manager applying mmcl's matplotlib style file (and, inside ``talk()``, the slide
     style on top of it)."""
     import matplotlib.pyplot as plt
 

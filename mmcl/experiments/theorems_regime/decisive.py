@@ -232,7 +232,7 @@ def run_decisive(n: int, seeds: int = 1, scaling: RegimeScaling = DECISIVE_SCALI
                  sec33_ratio: float = SEC33_RATIO, device="cpu", dtype="float32", progress: bool = False,
                  modes: Sequence[str] = MODES) -> DecisiveRun:
     """Both modes (or ``modes``) at ``n`` with seeds ``0..seeds-1`` (one batch of span draws) on the
-    decisive scaling (:func:`decisive_config`), scored under both ``nu`` (:data:`NUS`) and both
+    decisive scaling (:func:`decisive_config`), scored under both ``nu`` (``NUS``) and both
     protocols; see :class:`DecisiveRun`.  float32 by default: at these ``d`` it agrees with float64
     to about ``1e-6`` in the loss and the coefficients (the tests compare them at one size)."""
     if not isinstance(scaling, RegimeScaling):
