@@ -462,3 +462,14 @@ def test_premises_out_of_reach_are_named_in_the_verdict(tiny_blueprint, monkeypa
     assert c.rows[-1].verdict == "outside"  # 4a fails too: not only out of reach
     assert bp.measured_verdict(["reach-holds", "outside"]) == "reach-holds"
     assert bp.measured_verdict(["reach-fails", "holds"]) == "reach-fails"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_check_cells_keep_their_output(chapter):
+    """A cell that states claims must show its output: the claims table it prints is what the Claims
+    page, the Blueprint and the reading guide's findings collect (a removed output never reaches them)."""
+    cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", chapter.read_text(), flags=re.S)
+    hidden = [c.splitlines()[0] for c in cells
+              if re.search(r"^claims\.(upper|lower|between|near|equal|roundoff|true)\(", c, flags=re.M)
+              and re.search(r"^:tags:.*\b(remove-cell|remove-output)\b", c, flags=re.M)]
+    assert not hidden, f"{chapter.name}: check cells whose output is removed: {hidden}"
