@@ -33,15 +33,23 @@ def _orthogonal(data: SyntheticData) -> SyntheticData:
     return SyntheticData(**f, ood=data.ood)
 
 
-def _one_step(cfg, mode, seed=0):
-    data = _orthogonal(sample_synthetic(cfg, seed, dtype=F64, with_ood=False))
-    data = SyntheticData(**dict({k: getattr(data, k) for k in SyntheticData._SPEC}, eps=torch.zeros_like(data.eps)))
+def _step_from_zero(data, cfg, mode):
+    """The reference step from the initial weights (every coefficient 0), where every loss derivative
+    is exactly 1/(M + 1): the zero state of each network and the step's terms."""
     m, n = cfg.m, cfg.n
     zeros = dict(gamma=torch.zeros(m, dtype=F64), rho=torch.zeros(m, n, dtype=F64))
     tilde = dict(gamma_tilde=torch.zeros(m, dtype=F64), rho_tilde=torch.zeros(m, n, dtype=F64)) if mode == "multi" \
         else {}
     t = reference_step(data, cfg, mode, **zeros, **tilde)
     assert torch.allclose(t.lprime, torch.full_like(t.lprime, 1 / (cfg.M + 1)), rtol=1e-9, atol=0)
+    return zeros, tilde, t
+
+
+def _one_step(cfg, mode, seed=0):
+    data = _orthogonal(sample_synthetic(cfg, seed, dtype=F64, with_ood=False))
+    data = SyntheticData(**dict({k: getattr(data, k) for k in SyntheticData._SPEC}, eps=torch.zeros_like(data.eps)))
+    m, n = cfg.m, cfg.n
+    zeros, tilde, t = _step_from_zero(data, cfg, mode)
     assert torch.allclose(t.lprime_neg, torch.full_like(t.lprime_neg, 1 / (cfg.M + 1)), rtol=1e-9, atol=0)
     gamma1 = t.dgamma_pos - t.dgamma_neg
     before = (preactivations(data, zeros["gamma"], zeros["rho"], data.mu[None])[:, 0],
@@ -240,11 +248,7 @@ def test_linearised_noise_step_is_one_step_of_the_update_at_uniform_derivatives(
     cfg = STEP
     data = _normalised(_orthogonal(sample_synthetic(cfg, 0, dtype=F64, with_ood=False)), cfg)
     m, n = cfg.m, cfg.n
-    zeros = dict(gamma=torch.zeros(m, dtype=F64), rho=torch.zeros(m, n, dtype=F64))
-    tilde = dict(gamma_tilde=torch.zeros(m, dtype=F64), rho_tilde=torch.zeros(m, n, dtype=F64)) if mode == "multi" \
-        else {}
-    t = reference_step(data, cfg, mode, **zeros, **tilde)
-    assert torch.allclose(t.lprime, torch.full_like(t.lprime, 1 / (cfg.M + 1)), rtol=1e-9, atol=0)
+    zeros, tilde, t = _step_from_zero(data, cfg, mode)
     g1 = t.dgamma_pos - t.dgamma_neg
     P = preactivations(data, zeros["gamma"], zeros["rho"], data.xi)
     P1 = preactivations(data, g1, t.drho, data.xi)

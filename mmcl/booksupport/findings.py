@@ -17,7 +17,8 @@ import html
 from dataclasses import dataclass
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from mmcl.booksupport.blueprint_page import decisive, measured
+from mmcl.booksupport.blueprint_page import _DECISIVE, decisive, measured
+from mmcl.booksupport.claims import MAIN
 from mmcl.proofs import blueprint as bp
 
 __all__ = ["Finding", "FINDINGS", "featured_row", "render_findings"]
@@ -61,7 +62,7 @@ def featured_row(finding: Finding, rows: Sequence[Mapping]) -> Optional[Mapping]
                 return r
         return None
     best = decisive(rows)
-    order = ("fails", "reach-fails", "holds", "reach-holds", "outside", "beyond")
+    order = _DECISIVE
     found = [best[s.key] for p in finding.papers for s in bp.resolve(p) if s.key in best]
     found += [r for r in rows if r["paper"] in finding.papers and r["verdict"] in order]
     return min(found, key=lambda r: order.index(r["verdict"])) if found else None
@@ -83,17 +84,11 @@ def _verdicts(finding: Finding, counts: Mapping[str, Mapping[str, int]], rows: S
                               else "measured, no verdict")
                            + f" <small>(proof: {html.escape(proof)})</small>")
         else:  # an experiment of the paper: its rows' verdicts directly
-            vs = [r["verdict"] for r in rows if r["paper"] == p and r.get("source", bp_main()) == bp_main()]
+            vs = [r["verdict"] for r in rows if r["paper"] == p and r.get("source", MAIN) == MAIN]
             v = bp.measured_verdict(vs)
             out.append(f"<b>{html.escape(p)}</b>: " + (f"<span class='mmcl-verdict mmcl-{v}'>{bp.VERDICT_TEXT[v]}</span>"
                                                        if v else "measured, no verdict"))
     return out
-
-
-def bp_main() -> str:
-    from mmcl.booksupport.claims import MAIN
-
-    return MAIN
 
 
 def render_findings(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = None,
