@@ -16,6 +16,8 @@ from mmcl.figures import registry  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
 SPECS = registry.figures()
+PAGE_WIDTH = 8.0  # inches: the widest figure the book's column shows legibly
+MAX_PANELS = 4  # more panels than this is a dashboard; draw two figures instead
 # plotting calls that belong in mmcl/figures/, not in a chapter's code cells
 PLOTTING = re.compile(r"plt\.subplots\(|plt\.figure\(|\.plot\(|\.imshow\(|\.scatter\(|\.fill_between\(|\.bar\(|\.hist\(")
 
@@ -148,6 +150,11 @@ def test_every_registered_figure_draws_at_the_tiny_size(name):
         drawn = sum(len(ax.lines) + len(ax.collections) + len(ax.images) + len(ax.patches) + len(ax.tables)
                     for ax in axes)
         assert drawn > 0, f"{name}: the axes are empty"
+        if SPECS[name].shown:  # drawn for the book's column: legible there, one idea per figure
+            width = fig.get_size_inches()[0]
+            assert width <= PAGE_WIDTH + 1e-9, f"{name}: {width:.2f} in wide; the page shows at most {PAGE_WIDTH} in"
+            panels = [ax for ax in axes if ax.get_label() != "<colorbar>" and ax.has_data()]
+            assert len(panels) <= MAX_PANELS, f"{name}: {len(panels)} panels; split it (at most {MAX_PANELS})"
     finally:
         plt.close(fig)
 

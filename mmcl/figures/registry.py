@@ -74,7 +74,9 @@ class FigureSpec:
     Figures page, the ``chapter`` that shows it (the file stem, e.g. ``"03_single_stage1"``), its
     section ``label`` there (e.g. ``"sec-single-stage1"``) and ``make(size, device)``, which returns
     a matplotlib figure.  ``shown=False`` marks a figure the chapter writes without displaying it
-    (e.g. a one-row layout for slides)."""
+    (e.g. a one-row layout for slides).  ``takeaway=True`` marks the one figure that carries the
+    chapter's takeaway: the chapter shows it first, under its opening summary, and it is the figure
+    to put on a slide (``mmcl figure NAME --style talk``)."""
 
     name: str
     caption: str
@@ -82,6 +84,7 @@ class FigureSpec:
     label: str
     make: Callable
     shown: bool = True
+    takeaway: bool = False
 
 
 def _check_size(size: str) -> None:
