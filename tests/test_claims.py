@@ -219,6 +219,9 @@ def test_html_carries_the_rows_and_parses_back():
     assert back[0]["claim"] == 'the rate <stays> below "the" bound' and back[0]["premises"] == "4c fails & so on"
     assert back[1]["bound_text"] == "0.5 ± 0.1" and back[0]["bound_text"] == "≤ 0.5"
     assert "outside the premises" in cl.render_text(c.rows)
+    # the table comes folded, its one line counting the verdicts (the rows one click away)
+    assert text.startswith("<details class='mmcl-claims-fold'><summary>2 claims checked: ")
+    assert "1 outside the premises, 1 our measurements</summary><table" in text and text.endswith("</details>")
 
 
 def test_the_hook_shows_each_cells_claims_once(monkeypatch):

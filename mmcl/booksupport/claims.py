@@ -67,13 +67,13 @@ import json
 import math
 import re
 from dataclasses import asdict, dataclass
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import blueprint
 
 __all__ = ["Claims", "Claim", "ClaimFailed", "VERDICTS", "TYPED_VERDICTS", "VERDICT_TEXT", "PAPER_REF", "render_html",
-           "render_text", "parse_html"]
+           "render_text", "parse_html", "fold_summary"]
 
 #: The verdicts a row carries (computed, :func:`mmcl.proofs.blueprint.verdict`).
 VERDICTS = blueprint.VERDICTS
@@ -522,8 +522,26 @@ def render_html(rows: Sequence[Claim]) -> str:
         + (f"<br><small>fails here: {html.escape(r.failing)}</small>" if r.failing else "") + "</td>"
         f"<td>{_fmt(r.observed)}{' (worst of ' + str(r.size) + ')' if r.size > 1 else ''}</td>"
         f"<td>{html.escape(r.bound_text())}</td></tr>" for r in rows)
-    return (f"<table class='mmcl-claims table' {ATTR}=\"{data}\"><thead><tr><th>paper</th><th>claim</th>"
-            f"<th>verdict</th><th>observed</th><th>bound</th></tr></thead><tbody>{body}</tbody></table>")
+    table = (f"<table class='mmcl-claims table' {ATTR}=\"{data}\"><thead><tr><th>paper</th><th>claim</th>"
+             f"<th>verdict</th><th>observed</th><th>bound</th></tr></thead><tbody>{body}</tbody></table>")
+    return f"<details class='mmcl-claims-fold'><summary>{html.escape(fold_summary(rows))}</summary>{table}</details>"
+
+
+#: How :func:`fold_summary` counts each verdict ("3 hold, 1 fails where ...").
+_COUNTED = {"holds": "hold", "reach-holds": "hold where every reachable premise holds",
+            "beyond": "hold beyond their premises", "fails": "fail",
+            "reach-fails": "fail where every reachable premise holds", "outside": "outside the premises",
+            "observation": "our measurements"}
+
+
+def fold_summary(rows: Sequence[Claim]) -> str:
+    """The one line a folded claims table shows: how many claims, and how many of each verdict,
+    e.g. ``"14 claims checked: 9 hold, 3 fail, 2 observations"`` (the table is one click away)."""
+    counts: Dict[str, int] = {}
+    for r in rows:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    parts = ", ".join(f"{counts[v]} {_COUNTED[v]}" for v in _COUNTED if v in counts)
+    return f"{len(rows)} claim{'s' if len(rows) != 1 else ''} checked: {parts}"
 
 
 _ATTR_RE = re.compile(ATTR + r'="([^"]*)"')
