@@ -30,6 +30,6 @@ def test_figure1_result_runs_the_seeds_and_config_of_its_size(monkeypatch):
 
 
 def test_the_figure_module_only_draws():
-    assert figs.__all__ == ["plot_figure1", "FIGURES"]
+    assert figs.__all__ == ["plot_figure1", "plot_sharpest", "FIGURES"]
     assert not hasattr(figs, "SEEDS")
     assert {spec.chapter for spec in figs.FIGURES} == {figs.CHAPTER} and figs.LABEL == "sec-reading-guide"

@@ -5,7 +5,10 @@ the drawing is :func:`mmcl.figures.reading_guide.plot_figure1`.
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
   (:class:`ReadingGuideSizes`);
 * :func:`config` -- the chapter's configuration (the Figure 1 settings);
-* :func:`figure1_result` -- Figure 1's runs, cached (both layouts of the figure draw them).
+* :func:`figure1_result` -- Figure 1's runs, cached (both layouts of the figure draw them);
+* :func:`sharpest_finding` -- the decisive sweep of the chapter "The decisive runs"
+  (:func:`mmcl.experiments.decisive_runs.decisive_sweep`), whose errors carry the book's sharpest
+  finding; the guide shows them first.
 
 Public: every name in ``__all__``.
 """
@@ -19,7 +22,7 @@ from mmcl.experiments.figure1 import Figure1Result, run_figure1
 from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
 
-__all__ = ["ReadingGuideSizes", "BY_SIZE", "sizes", "config", "figure1_result"]
+__all__ = ["ReadingGuideSizes", "BY_SIZE", "sizes", "config", "figure1_result", "sharpest_finding"]
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,12 @@ def figure1_result(size: str = "default", device: str = "cpu") -> Figure1Result:
     """Figure 1's runs (:func:`~mmcl.experiments.figure1.run_figure1`) at :func:`config`, with the
     seeds of ``size`` (cached: both layouts draw the same runs)."""
     return run_figure1(config(size), seeds=range(sizes(size).seeds), device=device)
+
+
+def sharpest_finding(size: str = "default", device: str = "cpu"):
+    """The decisive sweep at ``size`` (:func:`mmcl.experiments.decisive_runs.decisive_sweep`: both
+    modes trained where every premise but 4b holds, scored under Sec. 3.3's ``nu`` and the paper's);
+    the same runs as the chapter "The decisive runs", cached on disk so the two chapters share them."""
+    from mmcl.experiments.decisive_runs import decisive_sweep
+
+    return decisive_sweep(size, device)
