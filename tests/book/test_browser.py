@@ -206,3 +206,35 @@ def test_theorem_boxes_read_as_titled(browser, server):
         if page.endswith("03_single_stage1.html"):
             assert titles[:2] == ["Lemma 5.1 of the paper", "Lemma 5.2 of the paper"], titles[:2]
     assert seen >= 25, seen
+
+
+STORY_JS = """
+const main = document.querySelector('main') || document.body;
+const all = Array.from(main.querySelectorAll('*'));
+const at = e => (e ? all.indexOf(e) : -1);
+const folds = Array.from(main.querySelectorAll('details.mmcl-claims-fold'));
+const shown = p => p.offsetParent !== null;
+const clipped = Array.from(main.querySelectorAll('div.cell_input pre')).filter(shown)
+  .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.innerText.split('\\n')[0]);
+return {takeaway: at(main.querySelector('div.admonition.takeaway')),
+        figure: at(main.querySelector('.cell_output img')),
+        section: at(main.querySelector('h2')) < 0 ? all.length : at(main.querySelector('h2')),
+        folds: folds.length, open: folds.filter(f => f.open).length,
+        summary: folds.length ? folds[0].querySelector('summary').innerText : '',
+        tryit: main.querySelectorAll('div.admonition.try-it').length, clipped: clipped};
+"""
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", [p for p in PAGES if re.match(r"book/\d\d_", p) and "01_reading" not in p])
+def test_a_chapter_reads_story_first(browser, server, page):
+    """As a reader sees it: the takeaway box, then its figure, before the first section; the
+    claims tables folded (a line counting the verdicts); no visible code line clipped by the column;
+    a Try-it prompt."""
+    _open(browser, server, page)
+    r = browser.execute_script(STORY_JS)
+    assert 0 <= r["takeaway"] < r["figure"] < r["section"], f"{page}: takeaway, figure, section order {r}"
+    assert r["folds"] >= 1 and r["open"] == 0, f"{page}: claims tables not folded: {r}"
+    assert re.match(r"Claims register: \d+ claims? checked: \d+ ", r["summary"]), r["summary"]
+    assert r["tryit"] >= 1, f"{page}: no Try-it prompt"
+    assert not r["clipped"], f"{page}: code cells wider than the column (first lines): {r['clipped']}"
