@@ -220,7 +220,7 @@ def test_html_carries_the_rows_and_parses_back():
     assert back[1]["bound_text"] == "0.5 ± 0.1" and back[0]["bound_text"] == "≤ 0.5"
     assert "outside the premises" in cl.render_text(c.rows)
     # the table comes folded, its one line counting the verdicts (the rows one click away)
-    assert text.startswith("<details class='mmcl-claims-fold'><summary>2 claims checked: ")
+    assert text.startswith("<details class='mmcl-claims-fold'><summary><b>Claims register</b>: 2 claims checked: ")
     assert "1 outside the premises, 1 our measurements</summary><table" in text and text.endswith("</details>")
 
 

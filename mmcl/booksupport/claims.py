@@ -524,7 +524,8 @@ def render_html(rows: Sequence[Claim]) -> str:
         f"<td>{html.escape(r.bound_text())}</td></tr>" for r in rows)
     table = (f"<table class='mmcl-claims table' {ATTR}=\"{data}\"><thead><tr><th>paper</th><th>claim</th>"
              f"<th>verdict</th><th>observed</th><th>bound</th></tr></thead><tbody>{body}</tbody></table>")
-    return f"<details class='mmcl-claims-fold'><summary>{html.escape(fold_summary(rows))}</summary>{table}</details>"
+    summary = f"<b>Claims register</b>: {html.escape(fold_summary(rows))}"
+    return f"<details class='mmcl-claims-fold'><summary>{summary}</summary>{table}</details>"
 
 
 #: How :func:`fold_summary` counts each verdict ("3 hold, 1 fails where ...").
