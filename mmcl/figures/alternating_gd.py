@@ -82,7 +82,7 @@ def draw_kappa(scan: agd.ConditionScan):
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(r"condition number $\kappa = \sigma_1/\sigma_r$")
         ax.set_ylabel(r"iterations to $\epsilon = 10^{-6}$")
-        ax.legend(loc="upper left", fontsize=10)
+        ax.legend(loc="upper left", fontsize="small")
         ax.set_title(r"AGD needs about $\kappa$ iterations, not $\kappa^2$ (step $0.5/\sigma_1$)")
     return fig
 
@@ -104,7 +104,7 @@ def draw_step(steps: agd.StepScan):
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(r"step $\eta\,\sigma_1$")
         ax.set_ylabel(r"iterations to $\epsilon = 10^{-6}$")
-        ax.legend(loc="upper right", fontsize=10)
+        ax.legend(loc="upper right", fontsize="small")
         ax.set_title(rf"$\kappa = {steps.kappa:g}$")
     return fig
 
@@ -130,7 +130,7 @@ def draw_ptilde(traj: dict):
         for ax in axes:
             ax.set_xlabel("AGD iteration")
             ax.set_ylim(1e-15, 3)
-        fig.legend(loc="outside lower center", ncol=2, fontsize=10)
+        fig.legend(loc="outside lower center", ncol=2, fontsize="small")
     return fig
 
 
