@@ -178,3 +178,38 @@ def test_figure_modules_hold_no_size_table():
     for mod in (alternating_gd, matrix_factorisation):
         src = inspect.getsource(mod)
         assert '"tiny"' not in src and "lru_cache" not in src, mod.__name__
+
+
+# ------------------------------------------------------------------------------------------
+# the tables the matrix-factorisation chapter prints
+# ------------------------------------------------------------------------------------------
+
+def test_comparison_table_prints_every_graph_of_the_comparison():
+    d = graphs.sample_joint(SMALL, seed=0)
+    comp = graphs.compare_graphs(d)
+    lines = mf_ex.comparison_table(comp, SMALL.n_classes).splitlines()
+    assert len(lines) == 1 + 1 + len(comp.widths) + 1  # header, caption, widths, raw probe
+    chance = 1.0 - 1.0 / SMALL.n_classes
+    cap = lines[1].split()
+    assert cap[0] == "caption-induced"
+    assert [float(v) for v in cap[1:]] == pytest.approx(
+        [comp.caption.alpha, comp.caption.alpha / chance, comp.caption.gap, comp.caption.probe_error],
+        abs=5e-3)
+    assert [ln.endswith("<- best (oracle)") for ln in lines[2:-1]] == [
+        i == comp.best for i in range(len(comp.widths))]
+    assert float(lines[-1].split()[-1]) == pytest.approx(comp.raw_probe_error, abs=5e-3)
+    with pytest.raises(ValueError, match="comp must be a GraphComparison"):
+        mf_ex.comparison_table("table", 4)
+    with pytest.raises(ValueError, match="n_classes must be an integer >= 2"):
+        mf_ex.comparison_table(comp, 1)
+
+
+def test_sweep_table_prints_the_mean_probe_error_of_every_graph():
+    sw = graphs.snr_sweep(SMALL, signals=[0.0, 8.0], seeds=[0, 1], mismatches=[0.0, 0.1], progress=False)
+    lines = mf_ex.sweep_table(sw).splitlines()
+    assert [float(v) for v in lines[0].split()[2:]] == pytest.approx(sw.snr.tolist(), abs=5e-3)
+    assert [ln[:16].strip() for ln in lines[1:]] == list(sw.probe)
+    for ln, v in zip(lines[1:], sw.probe.values()):
+        assert [float(x) for x in ln[16:].split()] == pytest.approx(v.mean(1).tolist(), abs=5e-3)
+    with pytest.raises(ValueError, match="sweep must be an SNRSweep"):
+        mf_ex.sweep_table(None)

@@ -9,7 +9,9 @@ drawings are in :mod:`mmcl.figures.matrix_factorisation`; the computations are t
   same at every size);
 * :func:`world` -- that world's seed-0 draw and what the figures draw of it;
 * :func:`snr_sweep_result` -- the sweep over the images' signal-to-noise ratio
-  (:func:`mmcl.wider.graphs.snr_sweep`), which the chapter's checks and a figure share.
+  (:func:`mmcl.wider.graphs.snr_sweep`), which the chapter's checks and a figure share;
+* :func:`comparison_table`, :func:`sweep_table` -- what the chapter prints of a comparison of
+  graphs and of a sweep, as text.
 
 Public: every name in ``__all__``.
 """
@@ -25,7 +27,8 @@ from mmcl.experiments.sizes import check_size, pick
 from mmcl.wider import factorisation as fz
 from mmcl.wider import graphs
 
-__all__ = ["FactorisationSizes", "BY_SIZE", "sizes", "config", "world", "snr_sweep_result"]
+__all__ = ["FactorisationSizes", "BY_SIZE", "sizes", "config", "world", "snr_sweep_result",
+           "comparison_table", "sweep_table"]
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,39 @@ def snr_sweep_result(size: str = "default", device: str = "cpu") -> graphs.SNRSw
     figure share it)."""
     s = sizes(size)
     return graphs.snr_sweep(config(size), signals=s.signals, seeds=range(s.sweep_seeds))
+
+
+def comparison_table(comp: graphs.GraphComparison, n_classes: int) -> str:
+    """The rows of :func:`mmcl.wider.graphs.compare_graphs`'s ``comp`` as a text table: label
+    consistency ``alpha`` (absolute and over its chance value ``1 - 1/n_classes``, the ``alpha``
+    of a graph whose positives are independent images), spectral gap ``lambda_k+1`` and probe
+    error of the caption graph and of each augmentation width (the oracle's choice marked), then
+    the probe on the raw images."""
+    if not isinstance(comp, graphs.GraphComparison):
+        raise ValueError(f"comp must be a GraphComparison, got {type(comp).__name__}")
+    if not isinstance(n_classes, int) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
+    chance = 1.0 - 1.0 / n_classes
+    head = ("graph", "alpha", "alpha/chance", "lambda_k+1", "probe error")
+    lines = [f"{head[0]:<28}{head[1]:>7}{head[2]:>14}{head[3]:>12}{head[4]:>13}"]
+
+    def row(name, sc, tag=""):
+        lines.append(f"{name:<28}{sc.alpha:7.3f}{sc.alpha / chance:14.2f}{sc.gap:12.3f}"
+                     f"{sc.probe_error:13.2f}{tag}")
+
+    row("caption-induced", comp.caption)
+    for i, (w, sc) in enumerate(zip(comp.widths, comp.augmentation)):
+        row(f"augmentation, width {w:.1f}", sc, "  <- best (oracle)" if i == comp.best else "")
+    lines.append(f"{'(probe on the raw images)':<28}{'':33}{comp.raw_probe_error:13.2f}")
+    return "\n".join(lines)
+
+
+def sweep_table(sweep: graphs.SNRSweep) -> str:
+    """The mean probe error over draws of every graph of ``sweep`` at each image SNR, as a text
+    table (one row per graph, one column per SNR)."""
+    if not isinstance(sweep, graphs.SNRSweep):
+        raise ValueError(f"sweep must be an SNRSweep, got {type(sweep).__name__}")
+    lines = [f"{'image SNR':<16}" + " ".join(f"{float(v):5.2f}" for v in sweep.snr)]
+    for name, v in sweep.probe.items():
+        lines.append(f"{name:<16}" + " ".join(f"{x:5.2f}" for x in v.mean(1).tolist()))
+    return "\n".join(lines)
