@@ -135,7 +135,9 @@ def phase_legend(fig, **kw) -> None:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    kw.setdefault("loc", "center")
+    kw.setdefault("loc", "center left")
+    kw.setdefault("bbox_to_anchor", (0.15, 0.5))
+    kw.setdefault("fontsize", 10)
     spare.legend(handles, labels, **kw)
 
 
@@ -182,7 +184,7 @@ def plot_t1_ratio(tables: Mapping[str, SweepTable], *, band: Tuple[float, float]
                 continue
             xs = [r["t1_formula"] for r in rows]
             ys = [r["t1"] / r["t1_formula"] for r in rows]
-            ax.scatter(xs, ys, s=16, marker=mk, alpha=0.6, label=label, color=COLORS[m] if len(tables) == 1 else None)
+            ax.scatter(xs, ys, s=16, marker=mk, alpha=0.6, color=COLORS[m])  # one colour per mode
         ax.axhline(1.0, color=COLORS["reference"], lw=1)
         ax.axhspan(band[0], band[1], color=COLORS["reference"], alpha=0.08, lw=0)
         ax.set_xscale("log")
@@ -196,7 +198,11 @@ def plot_t1_ratio(tables: Mapping[str, SweepTable], *, band: Tuple[float, float]
     for ax in axes:
         ax.yaxis.set_minor_locator(NullLocator())
     axes[0].set_ylabel(r"measured $T_1$ / formula")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4)
+    if len(tables) > 1:  # the sweeps by their marker
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=COLORS["reference"], marker=mk, lw=0) for _, mk in zip(tables, markers)]
+        fig.legend(handles, list(tables), loc="outside lower center", ncol=4)
     if n_epochs is not None:
         for ax in axes:
             ax.axvline(n_epochs, color=COLORS["reference"], ls=":", lw=1.2)
@@ -299,13 +305,13 @@ def plot_cmu(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]]
             ax.axhline(C_MU_THRESHOLD, color=COLORS["reference"], lw=1.8, ls="--",
                        label=r"the paper's $C_\mu = 2.66$" if ax is axes[0] else None)
             ax.axhline(1.0, color="black", lw=1.2, ls=":",
-                       label=r"$C_\mu = 1$ (equally strong)" if ax is axes[0] else None)
+                       label=r"$C_\mu = 1$" if ax is axes[0] else None)
         for mode, bounds in (overlay or {}).items():
             ns = [n for n in sorted(bounds) if math.isfinite(bounds[n])]
             for ax in axes:
                 ax.plot(ns, [bounds[n] for n in ns], color="white", lw=4.5, solid_capstyle="round")
                 ax.plot(ns, [bounds[n] for n in ns], color=COLORS[mode], lw=2, marker="o", ms=5,
-                        label=f"{mode}-modal race boundary (closed form)" if ax is axes[0] else None)
+                        label=f"race boundary ({mode}-modal)" if ax is axes[0] else None)
         phase_legend(fig)
     return fig
 
