@@ -9,7 +9,8 @@ shared between the figures by :func:`~mmcl.experiments.phase_diagrams.study_tabl
 :func:`~mmcl.experiments.phase_diagrams.race_overlay`.  The drawings:
 
 * :func:`plot_phase_diagram` -- three heatmaps of a :class:`~mmcl.experiments.sweep.PhaseGrid`
-  (single-modal, multi-modal, their gap), :func:`outline_cells` to mark cells on them, and
+  (single-modal, multi-modal, their gap) on a 2 x 2 grid drawn for the page, :func:`phase_legend`
+  to put their legend in the fourth cell, :func:`outline_cells` to mark cells on them, and
   :func:`plot_t1_ratio` -- measured ``T1`` over the formula of Lemma 5.2 / 5.4 (also used by
   ``mmcl sweep``);
 * one function per figure of the chapter (:func:`plot_n_snr`, :func:`plot_n_snr_collapse`,
@@ -137,7 +138,7 @@ def phase_legend(fig, **kw) -> None:
                 labels.append(lab)
     kw.setdefault("loc", "center left")
     kw.setdefault("bbox_to_anchor", (0.15, 0.5))
-    kw.setdefault("fontsize", 10)
+    kw.setdefault("fontsize", "small")
     spare.legend(handles, labels, **kw)
 
 
@@ -285,7 +286,7 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
         handles += [Line2D([], [], color="black", marker=markers[n], lw=0) for n in pg.xs]
         handles.append(plt.Rectangle((0, 0), 1, 1, color=COLORS["accent"], alpha=0.35))
         labels += [f"$n = {n}$" for n in pg.xs] + ["appendix's window"]
-        fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=9)
+        fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
     return fig
 
 
@@ -502,8 +503,10 @@ FIGURES = [
                "accuracy (adapt head) of single- and multi-modal learning and their gap, with the curves "
                "n·SNR² = 0.5, 1.25, 2.5 of Assumption 4.1(6) and Figure 1's cell outlined", CHAPTER, LABEL,
                _make_n_snr),
-    FigureSpec("phase-n-snr-collapse", "The same cells against n·SNR²: OOD accuracy of both methods and their gap "
-               "fall on one curve per method for every n; the appendix's window 1.7 ≤ n·SNR² ≤ 1.8 shaded",
+    FigureSpec("phase-n-snr-collapse", "The chapter's takeaway: every cell of the n × SNR sweep against n·SNR². "
+               "OOD accuracy of both methods falls on one curve per method for every n, and the gap lives in a "
+               "band around Figure 1's 1.25; dashed: where the closed-form race switches to the signal; the "
+               "appendix's window 1.7 ≤ n·SNR² ≤ 1.8 shaded",
                CHAPTER, LABEL, _make_collapse, takeaway=True),
     FigureSpec("phase-cmu", "Phase diagram over n and C_μ = ‖μ̃‖/‖μ‖ from 0.5 to 5 at n·SNR² = 1.25: the "
                "multi-modal advantage begins between C_μ = 1 and 2, below the paper's 2.66 (marked)", CHAPTER,
