@@ -154,3 +154,34 @@ def test_study_table_is_computed_once_per_study_size_and_device():
     assert list(ex.t1_tables("tiny")) == [r"$n \times$ SNR", r"$C_\mu$", r"$d \times n$",
                                           r"$\sigma_\epsilon \times \tau$"]
     assert ex.t1_tables("tiny")[r"$\sigma_\epsilon \times \tau$"] is table
+
+
+def test_race_vs_runs_counts_each_run_on_the_side_its_measured_t1_names():
+    from types import SimpleNamespace
+
+    from mmcl.experiments import phase_diagrams as experiment
+    from mmcl.proofs.predictions import stage1_race
+
+    cfg = mmcl.SyntheticConfig()  # Figure 1: the noise wins the single-modal race, the signal the multi-modal
+    assert stage1_race(cfg, "single").winner == "noise" and stage1_race(cfg, "multi").winner == "signal"
+
+    def row(mode, t1, diverged=False):
+        return {"mode": mode, "t1": t1, "diverged": diverged, "max_gamma": 0.5, "max_rho": 4.0,
+                "acc_adapt": 0.7, "seed": 0}
+
+    rows = [row("single", 30.0), row("single", math.inf), row("single", 30.0, diverged=True),
+            row("multi", 40.0)]
+    table = SimpleNamespace(rows=rows, configs=[cfg] * len(rows))
+    single = experiment.race_vs_runs(table, "single")
+    assert (single["runs"], single["agree"], len(single["noise"]), single["signal"]) == (2, 1, 2, [])
+    ((n, c_mu, v, q),) = single["miss"]  # the run that never memorised: predicted noise, measured signal
+    assert (n, c_mu, v) == (100, 3.0, 1.25) and q > 1
+    assert single["t1_over_t"] == [30.0 / stage1_race(cfg, "single").noise_step]
+    multi = experiment.race_vs_runs(table, "multi")
+    assert (multi["runs"], multi["agree"], multi["miss"]) == (1, 1, [])
+    assert multi["t1_over_t"] == [40.0 / stage1_race(cfg, "multi").signal_step]
+    agree, runs, miss = experiment.margin_race_vs_runs(table, "multi")
+    assert runs == 1 and agree + len(miss) == 1
+    for f in (experiment.race_vs_runs, experiment.margin_race_vs_runs):
+        with pytest.raises(ValueError, match="mode='both'"):
+            f(table, "both")

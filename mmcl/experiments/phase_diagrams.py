@@ -20,7 +20,10 @@ studies themselves (grids, seeds, options per size) are defined in
   (:func:`mmcl.proofs.predictions.linearised_noise_margin`): :func:`margin_race_noise_step` (the
   step at which the iterated linearised map puts ``tau log M`` into the mean noise margin, on a
   draw of the setting) and :func:`margin_race_boundary` (the race variable at which the
-  closed-form signal step meets it).
+  closed-form signal step meets it);
+* the race against the runs: :func:`race_vs_runs` (the closed form's predicted winner of every
+  run against the feature the run ended stage 1 with) and :func:`margin_race_vs_runs` (the same
+  with the noise step on the margin's modes).
 
 Public: every name in ``__all__``.
 """
@@ -41,7 +44,8 @@ from mmcl.proofs.predictions import linearised_noise_margin, stage1_race
 
 __all__ = ["StudySizes", "BY_SIZE", "sizes", "config", "MODES", "STUDIES", "study_seeds", "study_grid", "study_table",
            "t1_tables", "run_agreement", "ViewSummary", "summarise_view", "race_config", "race_boundary",
-           "race_overlay", "margin_race_noise_step", "margin_race_boundary"]
+           "race_overlay", "margin_race_noise_step", "margin_race_boundary", "race_vs_runs",
+           "margin_race_vs_runs"]
 
 
 def config(size: str = "default") -> SyntheticConfig:
@@ -167,3 +171,59 @@ def margin_race_boundary(study: str, n: int, mode: str, size: str = "default", *
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if signal_wins(mid) else (mid, hi)
     return math.sqrt(lo * hi)
+
+
+# The race against the runs: which feature each run ended stage 1 with
+# --------------------------------------------------------------------------------------------
+def _measured_winner(row, mode: str) -> str:
+    """The feature a run ended stage 1 with: the lemma's feature (noise for single-modal, signal
+    for multi-modal learning) when its measured ``T1`` exists, the other one otherwise."""
+    lemma = "noise" if mode == "single" else "signal"
+    return lemma if math.isfinite(row["t1"]) else ("signal" if lemma == "noise" else "noise")
+
+
+def race_vs_runs(table: SweepTable, mode: str) -> Dict[str, object]:
+    """The closed-form race (:func:`mmcl.proofs.predictions.stage1_race`) against every
+    non-diverged run of ``mode`` in ``table``: ``runs`` and ``agree`` (counts); ``miss``, one
+    ``(n, C_mu, n SNR^2, later/earlier predicted step)`` per disagreement; ``signal`` and
+    ``noise``, one ``(max gamma, max rho, OOD accuracy)`` per run on each side of the prediction;
+    and ``t1_over_t``, the measured ``T1`` over the predicted step where both name the lemma's
+    feature."""
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is unknown; valid: {MODES}")
+    lemma = "noise" if mode == "single" else "signal"
+    out = {"agree": 0, "runs": 0, "miss": [], "signal": [], "noise": [], "t1_over_t": []}
+    for r, c in zip(table.rows, table.configs):
+        if r["mode"] != mode or r["diverged"]:
+            continue
+        p = stage1_race(c, mode)
+        measured = _measured_winner(r, mode)
+        out["runs"] += 1
+        out["agree"] += measured == p.winner
+        if measured != p.winner:
+            steps = (p.signal_step, p.noise_step)
+            out["miss"].append((c.n, c.c_mu, round(c.n_snr2, 2), max(steps) / min(steps)))
+        out[p.winner].append((r["max_gamma"], r["max_rho"], r["acc_adapt"]))
+        if math.isfinite(r["t1"]) and p.winner == lemma:
+            step = p.noise_step if lemma == "noise" else p.signal_step
+            out["t1_over_t"].append(r["t1"] / step)
+    return out
+
+
+def margin_race_vs_runs(table: SweepTable, mode: str):
+    """The race with its noise step measured on the margin's modes
+    (:func:`margin_race_noise_step`, the run's own seed) against every non-diverged run of
+    ``mode``: ``(agree, runs, miss)``, ``miss`` one ``(n, C_mu)`` per disagreement."""
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is unknown; valid: {MODES}")
+    agree, runs, miss = 0, 0, []
+    for r, c in zip(table.rows, table.configs):
+        if r["mode"] != mode or r["diverged"]:
+            continue
+        noise = margin_race_noise_step(c, mode, r["seed"])
+        winner = "signal" if stage1_race(c, mode).signal_step < noise else "noise"
+        runs += 1
+        agree += winner == _measured_winner(r, mode)
+        if winner != _measured_winner(r, mode):
+            miss.append((c.n, c.c_mu))
+    return agree, runs, miss
