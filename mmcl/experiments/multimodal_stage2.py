@@ -11,6 +11,7 @@ its sizes, its configuration and its cached runs.  The drawings are in
   (:class:`MultiStage2Run`);
 * :func:`chains` -- App. D.2 along that run with the paper's signs and with the signs at ``T1``
   (:class:`Stage2Chains`), with target :data:`EPSILON`;
+* :func:`one_step` -- Lemma D.14 along that run, for both choices of signs (:class:`OneStep`);
 * :func:`scales` -- what stage 2 leaves (:func:`mmcl.proofs.scales.stage2_scales`).
 
 Public: every name in ``__all__``.
@@ -35,7 +36,8 @@ from mmcl.proofs.predictions import t1_multi
 from mmcl.proofs.single_stage2 import ComparatorConfig
 
 __all__ = ["MultiStage2Sizes", "BY_SIZE", "sizes", "config", "EPSILON", "MultiStage2Run", "stage2_run",
-           "Stage2Chains", "chains", "scales", "VARIANTS", "MultiStage2Variant", "variants"]
+           "Stage2Chains", "chains", "scales", "OneStep", "one_step", "VARIANTS", "MultiStage2Variant",
+           "variants"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,16 @@ class Stage2Chains:
     paper: ms2.MultiComparatorChain
     at_t1: ms2.MultiComparatorChain
 
+    @property
+    def lam(self) -> float:
+        """The paper's comparator coefficient ``lambda = 2 tau log(2M/eps)`` (Lemma D.12)."""
+        return float(self.paper.telescoping.first.lam)
+
+    @property
+    def level(self) -> float:
+        """The margin unit ``L = log(2M/eps)`` of Lemma D.13."""
+        return float(self.paper.level)
+
 
 @functools.lru_cache(maxsize=2)
 def chains(size: str = "default", device: str = "cpu") -> Stage2Chains:
@@ -124,6 +136,58 @@ def chains(size: str = "default", device: str = "cpu") -> Stage2Chains:
     return Stage2Chains(ccfg=ccfg, signs=signs, signs_t1=signs_t1,
                         paper=ms2.multi_comparator_chain(r.traj, r.data, r.cfg, ccfg, r.t1),
                         at_t1=ms2.multi_comparator_chain(r.traj, r.data, r.cfg, ccfg, r.t1, signs=signs_t1))
+
+
+@dataclass
+class OneStep:
+    """Lemma D.14's one-step inequality along :func:`stage2_run` for one choice of the comparators'
+    ``signs`` (``"paper's signs"`` or ``"signs at T1"``): ``both`` the share of the steps of
+    ``[T1, T)`` (over every seed) at which it holds for the two networks together,
+    ``seeds_holding`` / ``seeds_failing`` how many of the ``seeds`` satisfy it at every step / at
+    none, ``first`` and ``second`` the shares at which each network's own inequality (the proof
+    derives one per network) holds, and ``factor``, ``factor_first``, ``factor_second`` the
+    smallest factor in ``lambda = factor tau L`` (the paper's is 2) that makes the sum, the first
+    network's and the second network's inequality hold at every step."""
+
+    signs: str
+    both: float
+    seeds_holding: int
+    seeds_failing: int
+    seeds: int
+    first: float
+    second: float
+    factor: float
+    factor_first: float
+    factor_second: float
+
+    def __str__(self) -> str:
+        return (f"Lemma D.14, {self.signs}: holds at {self.both:.0%} of the steps of [T1, T) "
+                f"(at every step on {self.seeds_holding} of {self.seeds} seeds, at none on "
+                f"{self.seeds_failing}); needs the factor {self.factor:.2f} in lambda = factor tau L "
+                f"(paper: 2)\n  each network alone: W at {self.first:.0%}, W~ at {self.second:.0%} "
+                f"of the steps; factors needed {self.factor_first:.2f} (W), "
+                f"{self.factor_second:.2f} (W~)")
+
+
+def _one_step(chain: ms2.MultiComparatorChain, signs: str, tau: float, t1: int) -> OneStep:
+    sl = chain.slack[:, t1:]
+    unit = tau * chain.level  # lambda = factor * tau * L
+    return OneStep(
+        signs=signs, both=float((sl >= 0).double().mean()), seeds_holding=int((sl >= 0).all(-1).sum()),
+        seeds_failing=int((sl < 0).all(-1).sum()), seeds=int(sl.shape[0]),
+        first=float((chain.slack_first[:, t1:] >= 0).double().mean()),
+        second=float((chain.slack_second[:, t1:] >= 0).double().mean()), factor=float(chain.factor14),
+        factor_first=float(chain.telescoping.first.c17_feasible_lam(t1)[0]) / unit,
+        factor_second=float(chain.telescoping.second.c17_feasible_lam(t1)[0]) / unit)
+
+
+@functools.lru_cache(maxsize=2)
+def one_step(size: str = "default", device: str = "cpu") -> Dict[str, OneStep]:
+    """Lemma D.14 along :func:`stage2_run` (:class:`OneStep`), with the paper's signs and with the
+    signs at ``T1`` (keys ``"paper's signs"``, ``"signs at T1"``; cached)."""
+    r, ch = stage2_run(size, device), chains(size, device)
+    return {name: _one_step(c, name, r.cfg.tau, r.t1)
+            for name, c in (("paper's signs", ch.paper), ("signs at T1", ch.at_t1))}
 
 
 @functools.lru_cache(maxsize=2)

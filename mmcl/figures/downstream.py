@@ -2,9 +2,10 @@
 
 The run is :mod:`mmcl.experiments.downstream`'s (:func:`~mmcl.experiments.downstream.downstream_result`,
 :func:`mmcl.downstream.response.run_downstream` at the chapter's sizes, cached per ``(size, device)``);
-this module draws it and registers the figures: :func:`plot_accuracy` (Figure 1's accuracy panel
-for the paper's ``nu`` and for a ``nu`` that meets the condition of Sec. 3.3, and the final
-accuracy against that condition), :func:`plot_response` (the parts of the OOD responses of the
+this module draws it and registers the figures: :func:`plot_condition` (the final accuracy
+against the condition of Sec. 3.3, the chapter's takeaway), :func:`plot_accuracy` (Figure 1's
+accuracy panel for the paper's ``nu`` and for a ``nu`` that meets that condition),
+:func:`plot_response` (the parts of the OOD responses of the
 features) and :func:`plot_ablation` (the accuracy when a part is left out)."""
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from mmcl.experiments.downstream import PAPER, TILTED
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 
-__all__ = ["plot_accuracy", "plot_response", "plot_ablation", "FIGURES"]
+__all__ = ["plot_accuracy", "plot_condition", "plot_response", "plot_ablation", "FIGURES"]
 
 LABEL = "sec-downstream"
 CHAPTER = chapter_of(__name__)
@@ -38,40 +39,68 @@ def _angle_title(res: DownstreamResult, c: float) -> str:
     return rf"{name}: $|\langle\nu,\mu\rangle|\,\sqrt{{d}}/\|\mu\|^2={res.condition[c]:.2g}$"
 
 
+def _legend_below(fig, axes, ncol=2):
+    """One legend for the figure, under its panels (never over the data)."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small", frameon=False)
+
+
 def plot_accuracy(res: DownstreamResult, angles=(PAPER, TILTED)):
     """OOD accuracy along training (mean +- 1 s.d. over seeds), both modes and protocols, one panel
-    per angle of ``angles``; a last panel: the final accuracy against the condition ratio
-    ``|<nu, mu>| sqrt(d)/||mu||^2`` of Sec. 3.3 over every angle of ``res``."""
+    per angle of ``angles`` (at most four)."""
     import matplotlib.pyplot as plt
 
     with style():
-        fig, axes = plt.subplots(1, len(angles) + 1, figsize=(4.3 * (len(angles) + 1), 3.8))
+        fig, axes = plt.subplots(1, len(angles), figsize=(8.0, 3.8), sharey=True, layout="constrained",
+                                 squeeze=False)
+        axes = list(axes[0])
         for ax, c in zip(axes, angles):
             for mode in ("single", "multi"):
                 for p in ("adapt", "transfer"):
                     _band(ax, res.eval_steps, res.accuracy[(c, mode, p)], COLORS[mode], f"{_LABELS[mode]}, {p}", _LS[p])
-            ax.set_title(_angle_title(res, c), fontsize=10)
+            ax.set_title(_angle_title(res, c), fontsize="medium")
             ax.set_xlabel("Epoch")
             ax.set_ylim(0.4, 1.02)
-            ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
+            ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":", label="chance")
         axes[0].set_ylabel("OOD test accuracy")
-        axes[0].legend(loc="lower right", fontsize=8)
-        ax = axes[-1]
+        _legend_below(fig, axes, ncol=3)
+    return fig
+
+
+def plot_condition(res: DownstreamResult):
+    """The final OOD accuracy (mean +- 1 s.d. over seeds; both modes and protocols) against the
+    condition ratio ``|<nu, mu>| sqrt(d)/||mu||^2`` of Sec. 3.3, over every angle of ``res``: the
+    multi-modal lead lives only where the condition fails."""
+    import matplotlib.pyplot as plt
+
+    with style():
+        fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
         cs = sorted(res.nu_cos, key=lambda c: res.condition[c])
         x = [res.condition[c] for c in cs]
         for mode in ("single", "multi"):
             for p in ("adapt", "transfer"):
                 Y = torch.stack([res.final[(c, mode, p)] for c in cs], -1)  # (S, angles)
                 ax.errorbar(x, Y.mean(0), yerr=Y.std(0, correction=0) if Y.shape[0] > 1 else None,
-                            color=COLORS[mode], ls=_LS[p], marker="o", ms=4, capsize=2)
+                            color=COLORS[mode], ls=_LS[p], marker="o", ms=4, capsize=2,
+                            label=f"{_LABELS[mode]}, {p}")
         ax.set_xscale("symlog", linthresh=0.5)
-        ax.axvline(1.0, color=COLORS["accent"], lw=1, ls=":")
-        ax.text(1.05, 0.42, "condition\nmet to the left", fontsize=8, color=COLORS["accent"])
+        ax.axvline(1.0, color=COLORS["reference"], lw=1, ls="-.")
+        ax.axvspan(min(x + [0.0]), 1.0, color=COLORS["reference"], alpha=0.08, lw=0)
+        ax.text(0.95, 0.97, "Sec. 3.3's\ncondition met", fontsize="small", color=COLORS["reference"],
+                ha="right", va="top", transform=ax.get_xaxis_transform())
+        if PAPER in res.condition:
+            ax.annotate("Figure 1's $\\nu$", (res.condition[PAPER], 0.45), ha="right", fontsize="small",
+                        color=COLORS["reference"])
         ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
         ax.set_ylim(0.4, 1.02)
         ax.set_xlabel(r"$|\langle\nu,\mu\rangle|\,/\,(\|\mu\|^2/\sqrt{d})$")
-        ax.set_title("Final accuracy against the Sec. 3.3 condition", fontsize=10)
-        fig.suptitle(f"Figure 1's OOD accuracy, two directions of $\\nu$ ($\\|\\nu\\|=2$; {len(res.seeds)} seeds)")
+        ax.set_ylabel("final OOD accuracy")
+        ax.legend(loc="center left", bbox_to_anchor=(0.0, 0.62), fontsize="small")
     return fig
 
 
@@ -85,29 +114,32 @@ def plot_response(res: DownstreamResult, angles=(PAPER, TILTED)):
     cfg = res.cfg
     parts = PARTS + ("total",)
     with style():
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.9), sharey=True, layout="constrained")
         width = 0.8 / (1 + len(angles))
         xs = torch.arange(len(parts), dtype=torch.float64)
         for ax, mode in zip(axes, ("single", "multi")):
             spread = res.response[(angles[0], mode)].spread()
             ax.bar(xs - 0.4 + width / 2, [float(spread[p].mean()) for p in parts], width,
-                   color=COLORS["reference"], label=r"noise: sd of $\langle w_r,\zeta\rangle$")
+                   color=COLORS["accent"], label=r"noise: sd of $\langle w_r,\zeta\rangle$")
             for k, c in enumerate(angles):
                 sig = res.response[(c, mode)].signal()
                 ax.bar(xs - 0.4 + width * (k + 1.5), [float(sig[p].abs().mean()) for p in parts], width,
                        color=COLORS[mode], alpha=1.0 - 0.55 * k,
-                       label=rf"signal: $|\langle w_r,\nu\rangle|$, $\cos(\nu,\mu)={c:g}$")
+                       label=rf"signal: $|\langle w_r,\nu\rangle|$, $\cos(\nu,\mu)={c:g}$ ({mode})")
             for val, txt in ((1 / math.sqrt(cfg.d), r"$1/\sqrt{d}$"), (1 / math.sqrt(cfg.d * cfg.n), r"$1/\sqrt{dn}$")):
-                ax.axhline(val, color=COLORS["accent"], lw=1, ls=":")
-                ax.text(len(parts) - 0.55, val * 1.1, txt, fontsize=8, color=COLORS["accent"], ha="right")
+                ax.axhline(val, color=COLORS["reference"], lw=1, ls=":")
+                ax.text(len(parts) - 0.55, val * 1.1, txt, fontsize="small", color=COLORS["reference"], ha="right")
             ax.set_xticks(xs.tolist(), ["init", "signal", "memorised", "total"])
             ax.set_yscale("log")
-            ax.set_ylim(top=3.0)  # room for the legend above the bars
-            ax.set_title(f"{_LABELS[mode]} features at the end of training", fontsize=10)
-            ax.legend(fontsize=7, loc="upper left")
+            ax.set_title(f"{_LABELS[mode]} features", fontsize="medium")
         axes[0].set_ylabel("mean over features and seeds")
-        fig.suptitle("What a feature reads from an OOD input, part by part (Eq. 11)")
+        _legend_below(fig, axes, ncol=2)
     return fig
+
+
+#: short tick labels for the variants of :data:`mmcl.downstream.response.VARIANTS`
+_SHORT = {"trained": "trained", "zeta: without init": "ζ: no init", "zeta: without signal": "ζ: no signal",
+          "zeta: without memorised": "ζ: no memor.", "nu: without signal": "ν: no signal"}
 
 
 def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
@@ -119,8 +151,9 @@ def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
     names = list(VARIANTS)
     bars = [(m, p) for m in ("single", "multi") for p in ("adapt", "transfer")]
     with style():
-        fig, axes = plt.subplots(1, len(angles), figsize=(6 * len(angles), 4), sharey=True)
-        axes = list(axes) if len(angles) > 1 else [axes]
+        fig, axes = plt.subplots(1, len(angles), figsize=(8.0, 4.0), sharey=True, layout="constrained",
+                                 squeeze=False)
+        axes = list(axes[0])
         width = 0.8 / len(bars)
         for ax, c in zip(axes, angles):
             abl = res.ablation[(c, "single")], res.ablation[(c, "multi")]
@@ -131,17 +164,21 @@ def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
                        yerr=Y.std(0, correction=0) if Y.shape[0] > 1 else None, capsize=2,
                        color=COLORS[mode], alpha=1.0 if p == "adapt" else 0.45, label=f"{_LABELS[mode]}, {p}")
             ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
-            ax.set_xticks(range(len(names)), [v.replace(": ", ":\n") for v in names], fontsize=8)
+            ax.set_xticks(range(len(names)), [_SHORT.get(v, v) for v in names], rotation=35, ha="right",
+                          fontsize="small")
             ax.set_ylim(0.4, 1.02)
-            ax.set_title(_angle_title(res, c), fontsize=10)
+            ax.set_title(_angle_title(res, c), fontsize="medium")
         axes[0].set_ylabel("final OOD accuracy")
-        axes[-1].legend(fontsize=7, loc="upper right")
-        fig.suptitle("Which part of the responses decides the error: accuracy with one part left out")
+        _legend_below(fig, axes, ncol=2)
     return fig
 
 
 def _accuracy(size, device):
     return plot_accuracy(experiment.downstream_result(size, device))
+
+
+def _condition(size, device):
+    return plot_condition(experiment.downstream_result(size, device))
 
 
 def _response(size, device):
@@ -153,9 +190,13 @@ def _ablation(size, device):
 
 
 FIGURES = [
-    FigureSpec("downstream-accuracy", "Figure 1's OOD accuracy (adapt and transfer heads, single vs multi) for the paper's "
-               "ν = 2e₁ and for a ν of the same norm at cos(ν, μ) = 0.05, which meets the condition ⟨ν, μ⟩ = O(‖μ‖²/√d) "
-               "of Sec. 3.3; and the final accuracy against that condition", CHAPTER, LABEL, _accuracy),
+    FigureSpec("downstream-condition", "The final OOD accuracy of Figure 1's experiment (adapt and transfer heads, "
+               "single vs multi) against the condition ⟨ν, μ⟩ = O(‖μ‖²/√d) of Sec. 3.3, as ν turns away from μ "
+               "at fixed norm: the multi-modal lead lives only where the condition fails", CHAPTER, LABEL,
+               _condition, takeaway=True),
+    FigureSpec("downstream-accuracy", "Figure 1's OOD accuracy along training (adapt and transfer heads, single vs "
+               "multi) for the paper's ν = 2e₁ and for a ν of the same norm at cos(ν, μ) = 0.05, which meets the "
+               "condition of Sec. 3.3", CHAPTER, LABEL, _accuracy),
     FigureSpec("downstream-response", "The parts of a feature's OOD responses at the end of training (Eq. 11): spread of "
                "the noise response ⟨w_r, ζ⟩ and size of the signal response ⟨w_r, ν⟩, by initialisation, signal and "
                "memorised part, against the scales 1/√d and 1/√(dn) of App. C.3/D.3", CHAPTER, LABEL,
