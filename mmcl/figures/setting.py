@@ -37,10 +37,10 @@ def draw_similarities(result: TrainedSimilarities):
                                interpolation="nearest")
                 ax.axhline(result.n_pos - 0.5, color="white", lw=1)
                 ax.axvline(result.n_pos - 0.5, color="white", lw=1)
-                ax.set_title(f"{who[mode]}\nepoch {epoch}", fontsize=11)
+                ax.set_title(f"{who[mode]}\nepoch {epoch}", fontsize="medium")
                 ax.set_xticks([]), ax.set_yticks([])
-                ax.set_xlabel("sample j: label +1, then -1", fontsize=10)
-                ax.set_ylabel("sample i", fontsize=10)
+                ax.set_xlabel("sample j: label +1, then -1", fontsize="small")
+                ax.set_ylabel("sample i", fontsize="small")
                 fig.colorbar(im, ax=ax, shrink=0.8)
     return fig
 

@@ -54,12 +54,12 @@ def draw_recursion_vs_gd(check: dg.RecursionCheck):
             axes[1].plot(t_all, rec.rho[:, r, i].cpu(), color=shades[k], ls=dashes[k],
                          label=f"neuron {r}, sample {i}")
             axes[1].plot(k_gd.cpu(), dec.rho[:, r, i].cpu(), "o", color=shades[k], mfc="none", ms=6)
-        axes[0].set_title(r"signal learning $\gamma_r^{(t)}$", fontsize=11)
-        axes[1].set_title(r"noise memorisation $\rho_{r,i}^{(t)}$", fontsize=11)
-        for ax, loc in zip(axes, ("lower left", "upper left")):
+        axes[0].set_title(r"signal learning $\gamma_r^{(t)}$", fontsize="medium")
+        axes[1].set_title(r"noise memorisation $\rho_{r,i}^{(t)}$", fontsize="medium")
+        for ax, loc in zip(axes, ("center right", "center right")):
             ax.set_xlabel("step t")
-            ax.legend(loc=loc, fontsize=8, title="lines: recursion; circles: GD",
-                      title_fontsize=8)
+            ax.legend(loc=loc, fontsize="small", title="lines: recursion; circles: GD",
+                      title_fontsize="small")
     return fig
 
 
@@ -77,21 +77,21 @@ def draw_noise_growth(growth: dg.NoiseGrowth, cfg: SyntheticConfig):
         ax = axes[0]
         lo, hi = N.quantile(0.1, dim=-1), N.quantile(0.9, dim=-1)  # over samples, (S, K)
         ax.fill_between(steps, lo.min(0).values, hi.max(0).values, color=COLORS["single"], alpha=0.2, lw=0,
-                        label=r"$N_i^{(t)}$, 10-90% of samples")
+                        label=r"10-90% of samples")
         ax.plot(steps, N_med.median(0).values, color=COLORS["single"], label=r"median $N_i^{(t)}$")
         tt = steps.double()
         ax.plot(steps, N_med[:, 0].median() * (1 + g.rate_lemma) ** tt, color=COLORS["reference"], ls="--",
-                label=r"$(1+0.96s)^t\,N^{(0)}$ (Lemma 5.2)")
+                label=r"Lemma 5.2: $(1+0.96s)^t$")
         ax.plot(steps, N_med[:, 0].median() * (1 + float(g.rate_ab.median())) ** tt, color=COLORS["accent"], ls=":",
-                label=r"$(1+(a-b)s)^t\,N^{(0)}$ (measured $a,b$)")
+                label=r"class totals: $(1+(a-b)s)^t$")
         ax.axhline(3, color=COLORS["reference"], lw=0.8)
-        ax.text(2, 3.3, "the proof's level 3", fontsize=10)
+        ax.text(2, 3.3, "the proof's level 3", fontsize="small")
         ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.")
         ax.set_yscale("log")
         ax.set_ylim(0.03, 12)
         ax.set_xlabel("step t")
-        ax.set_title("average memorisation of a sample", fontsize=11)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=2,
+        ax.set_title("average memorisation of a sample", fontsize="medium")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small", ncol=2,
                   frameon=False)
         ax = axes[1]
         for s in range(g.rho_min_max.shape[0]):
@@ -101,15 +101,15 @@ def draw_noise_growth(growth: dg.NoiseGrowth, cfg: SyntheticConfig):
                     label=r"$\max_r|\gamma_r|$" if s == 0 else None)
         ax.axhline(1, color=COLORS["reference"], lw=0.8)
         ax.axhline(cfg.n ** -0.5, color=COLORS["reference"], lw=0.8, ls=":")
-        ax.text(float(steps[-1]) * 3 / 4, 1.15 * cfg.n ** -0.5, r"$1/\sqrt{n}$", fontsize=11,
+        ax.text(float(steps[-1]) * 3 / 4, 1.15 * cfg.n ** -0.5, r"$1/\sqrt{n}$", fontsize="medium",
                 color=COLORS["reference"])
-        ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.", label=r"$T_1$ of Lemma 5.2")
+        ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.", label=r"Lemma 5.2: $T_1$")
         ax.plot(g.t1_measured, torch.ones_like(g.t1_measured), "v", color="k", ms=8, label=r"measured $T_1$")
         ax.set_yscale("log")
         ax.set_ylim(3e-3, 5)
         ax.set_xlabel("step t")
-        ax.set_title("every sample memorised, signal small", fontsize=11)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=2,
+        ax.set_title("every sample memorised, signal small", fontsize="medium")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small", ncol=2,
                   frameon=False)
     return fig
 
@@ -135,7 +135,7 @@ def draw_sign_sets(reports: dict, seed: int = 0):
         ax.set_ylim(-0.25, 0.25)
         ax.set_xlabel("step t")
         ax.set_title(rf"$\langle w_r^{{(t)}}, \mu\rangle$, seed {seed}" "\n"
-                     r"(coloured: leaves $U_\pm$)", fontsize=11)
+                     r"(coloured: leaves $U_\pm$)", fontsize="medium")
         ax = axes[1]
         for name, c, ls in (("Figure 1 data", COLORS["single"], "-"), ("orthogonal noise", COLORS["accent"], "--")):
             v = reports[name].neg_init
@@ -143,8 +143,8 @@ def draw_sign_sets(reports: dict, seed: int = 0):
             ax.fill_between(steps, v.min(0).values, v.max(0).values, color=c, alpha=0.2, lw=0)
         ax.set_xlabel("step t")
         ax.set_title(r"$\max|\rho_{r,i}^{(t)}|$ over pairs" "\n" r"with $i\in I_{r,-}^{(0)}$",
-                     fontsize=11)
-        ax.legend(loc="center right", fontsize=9)
+                     fontsize="medium")
+        ax.legend(loc="center right", fontsize="small")
     return fig
 
 
@@ -164,13 +164,13 @@ def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
         ax.plot(steps, medians.b, color=COLORS["single"], ls="--", label="cross coefficient $b$")
         ax.plot(steps, medians.ratio, color=COLORS["accent"], lw=2.5, label="$b/a$")
         ax.axhline(0.5, color=COLORS["reference"], ls="--", lw=1)
-        ax.text(float(steps[-1]) * 3 / 10, 0.52, r"$\frac{1}{2}$ (Sec. 5.1)", fontsize=12)
+        ax.text(float(steps[-1]) * 3 / 10, 0.52, r"$\frac{1}{2}$ (Sec. 5.1)", fontsize="large")
         ax.axhline(a_pred, color=COLORS["single"], ls=":", lw=1, label="$M/(M+1)$")
         ax.axvline(t1_single(cfg), color=COLORS["reference"], lw=0.8, ls="-.")
         ax.set_xlabel("step t")
         ax.set_ylabel("median over neurons, classes, seeds")
         ax.set_ylim(0, 1.05)
-        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.72), fontsize=10)
+        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.72), fontsize="small")
     return fig
 
 
