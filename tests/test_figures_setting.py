@@ -66,3 +66,20 @@ def test_sizes():
     assert setting.config("default") == mmcl.SyntheticConfig()  # what the chapter trains
     assert setting.config("full") == mmcl.SyntheticConfig()
     assert setting.config("tiny").n_epochs < mmcl.SyntheticConfig().n_epochs
+
+
+def test_block_contrast_and_diagonal_excess(result):
+    """The two summaries of a similarity matrix against loops over its entries."""
+    y = result.data.y[result.order].tolist()
+    for key, S in result.sims.items():
+        n = S.shape[0]
+        same = [float(S[i, j]) for i in range(n) for j in range(n) if i != j and y[i] == y[j]]
+        diff = [float(S[i, j]) for i in range(n) for j in range(n) if y[i] != y[j]]
+        off = [float(S[i, j]) for i in range(n) for j in range(n) if i != j]
+        diag = [float(S[i, i]) for i in range(n)]
+        mean = lambda v: sum(v) / len(v)
+        assert result.block_contrast(*key) == pytest.approx(mean(same) - mean(diff), rel=1e-5)
+        assert result.diagonal_excess(*key) == pytest.approx(mean(diag) - mean(off), rel=1e-5)
+    text = str(result)
+    assert text.count("\n") == 1 and "single:" in text and "multi:" in text
+    assert f"{result.block_contrast('multi', result.cfg.n_epochs):.3f}" in text

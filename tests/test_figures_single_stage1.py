@@ -138,3 +138,20 @@ def test_sizes():
     assert ex.config("tiny").n_epochs < ex.config("default").n_epochs
     with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
         ex.config("medium")
+
+
+def test_stage1_runs_hands_the_chapter_its_runs():
+    """The cached runs the chapter reads (data, trajectory, coefficients) are the ones its summaries
+    were computed from: recomputing them from the same seeds gives the same numbers."""
+    runs = ex.stage1_runs("tiny", "cpu")
+    cfg = runs["cfg"]
+    assert cfg == ex.config("tiny")
+    data = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, s, dtype=torch.float64)
+                                     for s in range(ex.sizes("tiny").seeds)])
+    assert torch.equal(runs["data"].xi, data.xi) and torch.equal(runs["data"].W0, data.W0)
+    traj = mmcl.simulate(cfg, data, "single", "recursion", record_derivatives=True)
+    assert torch.equal(runs["traj"].rho, traj.rho) and torch.equal(runs["traj"].loss, traj.loss)
+    growth = dg.noise_growth(traj, data, cfg, coefficients=runs["coefficients"], window=(1, 20))
+    torch.testing.assert_close(runs["growth"].N, growth.N, rtol=0, atol=0)
+    assert torch.equal(runs["growth"].t1_measured, growth.t1_measured)
+    assert set(runs["reports"]) == {"Figure 1 data", "orthogonal noise"}

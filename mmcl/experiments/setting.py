@@ -73,6 +73,37 @@ class TrainedSimilarities:
     n_pos: int
     sims: Dict[Tuple[str, int], torch.Tensor]
 
+    def _same_label(self) -> torch.Tensor:
+        y = self.data.y[self.order].cpu()
+        return y[:, None] == y[None, :]
+
+    def block_contrast(self, mode: str, epoch: int) -> float:
+        """The mean similarity within a label block minus the mean across the blocks, the
+        diagonal left out: how much the matrix ``sims[mode, epoch]`` shows the labels."""
+        S = self.sims[mode, epoch]
+        off = ~torch.eye(S.shape[0], dtype=torch.bool)
+        same = self._same_label()
+        return float(S[same & off].mean() - S[~same].mean())
+
+    def diagonal_excess(self, mode: str, epoch: int) -> float:
+        """The mean of the diagonal of ``sims[mode, epoch]`` minus the mean off it: how much
+        each sample is similar to itself rather than to the others (memorised noise)."""
+        S = self.sims[mode, epoch]
+        off = ~torch.eye(S.shape[0], dtype=torch.bool)
+        return float(torch.diagonal(S).mean() - S[off].mean())
+
+    def summary(self) -> str:
+        """One line per mode after training: final loss, diagonal excess, label-block contrast."""
+        last = self.cfg.n_epochs
+        return "\n".join(
+            f"{mode:>6}: final loss {float(self.runs[mode].loss[-1]):.3f}; "
+            f"diagonal excess {self.diagonal_excess(mode, last):.3f}, "
+            f"label-block contrast {self.block_contrast(mode, last):.3f}"
+            for mode in MODES)
+
+    def __str__(self) -> str:
+        return self.summary()
+
 
 def _sim_matrix(mode, W, W_tilde, P, order):
     H = losses.encode(W[None], P["x"])

@@ -69,7 +69,9 @@ def recursion_check(size: str = "default", device: str = "cpu") -> stage1.Recurs
 def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
     """The chapter's batched runs (cached: three figures share them): the seeds of ``size``, the
     recursion on the Figure 1 data and on its copy without cross terms
-    (:func:`~mmcl.proofs.preactivations.without_cross_terms`), and their summaries.  Keys ``cfg``,
+    (:func:`~mmcl.proofs.preactivations.without_cross_terms`), and their summaries.  Keys ``data``
+    (the float64 draws of the seeds, stacked), ``traj`` (the recursion on them, loss derivatives
+    recorded), ``coefficients`` (:func:`~mmcl.proofs.single_stage1.b_coefficients` of ``traj``), ``cfg``,
     ``growth`` (:class:`~mmcl.proofs.single_stage1.NoiseGrowth`), ``reports`` (name ->
     :class:`~mmcl.proofs.single_stage1.SignSetReport`, names as in the chapter) and ``medians``
     (:class:`~mmcl.proofs.single_stage1.CoefficientMedians`)."""
@@ -83,4 +85,4 @@ def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
     reports = {"Figure 1 data": stage1.sign_set_report(traj, data, history=hist),
                "orthogonal noise": stage1.sign_set_report(traj_c, clean)}
     return dict(cfg=cfg, growth=stage1.noise_growth(traj, data, cfg, coefficients=bc), reports=reports,
-                medians=stage1.b_coefficient_medians(bc))
+                medians=stage1.b_coefficient_medians(bc), data=data, traj=traj, coefficients=bc)

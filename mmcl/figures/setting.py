@@ -19,25 +19,29 @@ CHAPTER = chapter_of(__name__)
 
 
 def draw_similarities(result: TrainedSimilarities):
-    """The four similarity matrices of ``result`` side by side: single-modal at epoch 0 and at the
-    end, then multi-modal; white lines separate the two labels.  Each colour scale runs from 0 to
-    the matrix's 99.5 % quantile."""
+    """The four similarity matrices of ``result`` in a 2 x 2 grid drawn for the book's column:
+    single-modal on the top row, multi-modal below, epoch 0 on the left and the end of training on
+    the right; white lines separate the two labels.  Each colour scale runs from 0 to the matrix's
+    99.5 % quantile."""
     import matplotlib.pyplot as plt
 
     last = result.cfg.n_epochs
+    who = {"single": r"single-modal $\mathrm{Sim}_h(x_i, x_j)$",
+           "multi": r"multi-modal $\mathrm{Sim}_{h,g}(x_i, \tilde x_j)$"}
     with style():
-        fig, axes = plt.subplots(1, 4, figsize=(16, 4.4), constrained_layout=True)
-        panels = [("single", 0), ("single", last), ("multi", 0), ("multi", last)]
-        for ax, key in zip(axes, panels):
-            S = result.sims[key]
-            im = ax.imshow(S, cmap="viridis", vmin=0, vmax=float(S.quantile(0.995)), interpolation="nearest")
-            ax.axhline(result.n_pos - 0.5, color="white", lw=1)
-            ax.axvline(result.n_pos - 0.5, color="white", lw=1)
-            who = r"$\mathrm{Sim}_h(x_i, x_j)$" if key[0] == "single" else r"$\mathrm{Sim}_{h,g}(x_i, \tilde x_j)$"
-            ax.set_title(f"{key[0]}-modal, epoch {key[1]}\n{who}")
-            ax.set_xlabel("sample j (label +1, then -1)")
-            ax.set_ylabel("sample i")
-            fig.colorbar(im, ax=ax, shrink=0.75)
+        fig, axes = plt.subplots(2, 2, figsize=(7.6, 6.8), constrained_layout=True)
+        for row, mode in zip(axes, ("single", "multi")):
+            for ax, epoch in zip(row, (0, last)):
+                S = result.sims[mode, epoch]
+                im = ax.imshow(S, cmap="viridis", vmin=0, vmax=float(S.quantile(0.995)),
+                               interpolation="nearest")
+                ax.axhline(result.n_pos - 0.5, color="white", lw=1)
+                ax.axvline(result.n_pos - 0.5, color="white", lw=1)
+                ax.set_title(f"{who[mode]}\nepoch {epoch}", fontsize="medium")
+                ax.set_xticks([]), ax.set_yticks([])
+                ax.set_xlabel("sample j: label +1, then -1", fontsize="small")
+                ax.set_ylabel("sample i", fontsize="small")
+                fig.colorbar(im, ax=ax, shrink=0.8)
     return fig
 
 
@@ -46,7 +50,8 @@ def _similarities(size, device):
 
 
 FIGURES = [
-    FigureSpec("setting-similarities", "Similarity matrices Sim_h(x_i, x_j) (single-modal) and Sim_{h,g}(x_i, x~_j) "
-               "(multi-modal), samples ordered by label, at epoch 0 and 200: memorised noise (diagonal) vs "
-               "learned signal (label blocks)", CHAPTER, LABEL, _similarities),
+    FigureSpec("setting-similarities", "Similarity matrices Sim_h(x_i, x_j) (single-modal) and "
+               "Sim_{h,g}(x_i, x~_j) (multi-modal), samples ordered by label, at epoch 0 and 200: "
+               "memorised noise (diagonal) vs learned signal (label blocks)", CHAPTER, LABEL,
+               _similarities, takeaway=True),
 ]

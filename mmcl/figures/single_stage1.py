@@ -41,19 +41,25 @@ def draw_recursion_vs_gd(check: dg.RecursionCheck):
     pairs = [tuple(int(v) for v in (rec.rho[-1] == rec.rho[-1].max()).nonzero()[0])]
     pairs += [(r_show[0], int(rec.rho[-1, r_show[0]].argmax())), (r_show[1], int(rec.rho[-1, r_show[1]].argmin()))]
     t_all = rec.steps.cpu()
+    # all single-modal: three shades of the single-modal colour, told apart by the line style
+    shades = (COLORS["single"], "#E69F00", "#7F3800")
+    dashes = ("-", "--", ":")
     with style():
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), constrained_layout=True)
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), constrained_layout=True)
         for k, r in enumerate(r_show):
-            axes[0].plot(t_all, rec.gamma[:, r].cpu(), color=f"C{k}", label=f"neuron {r}")
-            axes[0].plot(k_gd.cpu(), dec.gamma[:, r].cpu(), "o", color=f"C{k}", mfc="none", ms=7)
+            axes[0].plot(t_all, rec.gamma[:, r].cpu(), color=shades[k], ls=dashes[k],
+                         label=f"neuron {r}")
+            axes[0].plot(k_gd.cpu(), dec.gamma[:, r].cpu(), "o", color=shades[k], mfc="none", ms=6)
         for k, (r, i) in enumerate(pairs):
-            axes[1].plot(t_all, rec.rho[:, r, i].cpu(), color=f"C{k + 3}", label=f"neuron {r}, sample {i}")
-            axes[1].plot(k_gd.cpu(), dec.rho[:, r, i].cpu(), "o", color=f"C{k + 3}", mfc="none", ms=7)
-        axes[0].set_title(r"signal learning $\gamma_r^{(t)}$")
-        axes[1].set_title(r"noise memorisation $\rho_{r,i}^{(t)}$")
-        for ax, loc in zip(axes, ("lower left", "center right")):
+            axes[1].plot(t_all, rec.rho[:, r, i].cpu(), color=shades[k], ls=dashes[k],
+                         label=f"neuron {r}, sample {i}")
+            axes[1].plot(k_gd.cpu(), dec.rho[:, r, i].cpu(), "o", color=shades[k], mfc="none", ms=6)
+        axes[0].set_title(r"signal learning $\gamma_r^{(t)}$", fontsize="medium")
+        axes[1].set_title(r"noise memorisation $\rho_{r,i}^{(t)}$", fontsize="medium")
+        for ax, loc in zip(axes, ("center right", "center right")):
             ax.set_xlabel("step t")
-            ax.legend(loc=loc, fontsize=10, title="lines: recursion; circles: GD", title_fontsize=10)
+            ax.legend(loc=loc, fontsize="small", title="lines: recursion; circles: GD",
+                      title_fontsize="small")
     return fig
 
 
@@ -67,41 +73,44 @@ def draw_noise_growth(growth: dg.NoiseGrowth, cfg: SyntheticConfig):
     g = growth
     steps, N, N_med = g.steps, g.N, g.N_med
     with style():
-        fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), constrained_layout=True)
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 4.4), constrained_layout=True)
         ax = axes[0]
         lo, hi = N.quantile(0.1, dim=-1), N.quantile(0.9, dim=-1)  # over samples, (S, K)
         ax.fill_between(steps, lo.min(0).values, hi.max(0).values, color=COLORS["single"], alpha=0.2, lw=0,
-                        label=r"$N_i^{(t)}$, 10-90% of samples")
+                        label=r"10-90% of samples")
         ax.plot(steps, N_med.median(0).values, color=COLORS["single"], label=r"median $N_i^{(t)}$")
         tt = steps.double()
         ax.plot(steps, N_med[:, 0].median() * (1 + g.rate_lemma) ** tt, color=COLORS["reference"], ls="--",
-                label=r"$(1+0.96s)^t\,N^{(0)}$ (Lemma 5.2)")
+                label=r"Lemma 5.2: $(1+0.96s)^t$")
         ax.plot(steps, N_med[:, 0].median() * (1 + float(g.rate_ab.median())) ** tt, color=COLORS["accent"], ls=":",
-                label=r"$(1+(a-b)s)^t\,N^{(0)}$ (measured $a,b$)")
+                label=r"class totals: $(1+(a-b)s)^t$")
         ax.axhline(3, color=COLORS["reference"], lw=0.8)
-        ax.text(2, 3.3, "the proof's level 3", fontsize=10)
+        ax.text(2, 3.3, "the proof's level 3", fontsize="small")
         ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.")
         ax.set_yscale("log")
         ax.set_ylim(0.03, 12)
         ax.set_xlabel("step t")
-        ax.set_title("average memorisation of a sample")
-        ax.legend(loc="lower right", fontsize=9)
+        ax.set_title("average memorisation of a sample", fontsize="medium")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small", ncol=2,
+                  frameon=False)
         ax = axes[1]
         for s in range(g.rho_min_max.shape[0]):
             ax.plot(steps, g.rho_min_max[s], color=COLORS["single"], alpha=0.7,
                     label=r"$\min_i\max_r\rho_{r,i}$" if s == 0 else None)
-            ax.plot(steps, g.gamma_max[s], color=COLORS["multi"], alpha=0.7,
+            ax.plot(steps, g.gamma_max[s], color=COLORS["single"], alpha=0.7, ls="--",
                     label=r"$\max_r|\gamma_r|$" if s == 0 else None)
         ax.axhline(1, color=COLORS["reference"], lw=0.8)
-        ax.axhline(cfg.n ** -0.5, color=COLORS["multi"], lw=0.8, ls=":")
-        ax.text(float(steps[-1]) * 3 / 4, 1.15 * cfg.n ** -0.5, r"$1/\sqrt{n}$", fontsize=11, color=COLORS["multi"])
-        ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.", label=r"$T_1$ of Lemma 5.2")
+        ax.axhline(cfg.n ** -0.5, color=COLORS["reference"], lw=0.8, ls=":")
+        ax.text(float(steps[-1]) * 3 / 4, 1.15 * cfg.n ** -0.5, r"$1/\sqrt{n}$", fontsize="medium",
+                color=COLORS["reference"])
+        ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.", label=r"Lemma 5.2: $T_1$")
         ax.plot(g.t1_measured, torch.ones_like(g.t1_measured), "v", color="k", ms=8, label=r"measured $T_1$")
         ax.set_yscale("log")
         ax.set_ylim(3e-3, 5)
         ax.set_xlabel("step t")
-        ax.set_title("every sample memorised, signal small")
-        ax.legend(loc="lower right", fontsize=9)
+        ax.set_title("every sample memorised, signal small", fontsize="medium")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small", ncol=2,
+                  frameon=False)
     return fig
 
 
@@ -116,7 +125,7 @@ def draw_sign_sets(reports: dict, seed: int = 0):
     fd = reports["Figure 1 data"]
     steps = fd.steps
     with style():
-        fig, axes = plt.subplots(1, 2, figsize=(13, 4.4), constrained_layout=True)
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), constrained_layout=True)
         ax = axes[0]
         sig0, fl0 = fd.signal[seed], fd.flipped[seed]  # (K, m), (m,)
         for r in range(sig0.shape[-1]):
@@ -125,15 +134,17 @@ def draw_sign_sets(reports: dict, seed: int = 0):
         ax.axhline(0, color="k", lw=0.8)
         ax.set_ylim(-0.25, 0.25)
         ax.set_xlabel("step t")
-        ax.set_title(rf"$\langle w_r^{{(t)}}, \mu\rangle$, seed {seed} (coloured: leaves $U_\pm$)")
+        ax.set_title(rf"$\langle w_r^{{(t)}}, \mu\rangle$, seed {seed}" "\n"
+                     r"(coloured: leaves $U_\pm$)", fontsize="medium")
         ax = axes[1]
-        for name, c, ls in (("Figure 1 data", COLORS["single"], "-"), ("orthogonal noise", COLORS["multi"], "--")):
+        for name, c, ls in (("Figure 1 data", COLORS["single"], "-"), ("orthogonal noise", COLORS["accent"], "--")):
             v = reports[name].neg_init
             ax.plot(steps, v.median(0).values, color=c, ls=ls, label=name)
             ax.fill_between(steps, v.min(0).values, v.max(0).values, color=c, alpha=0.2, lw=0)
         ax.set_xlabel("step t")
-        ax.set_title(r"$\max|\rho_{r,i}^{(t)}|$ over pairs with $i\in I_{r,-}^{(0)}$")
-        ax.legend(loc="center right")
+        ax.set_title(r"$\max|\rho_{r,i}^{(t)}|$ over pairs" "\n" r"with $i\in I_{r,-}^{(0)}$",
+                     fontsize="medium")
+        ax.legend(loc="center right", fontsize="small")
     return fig
 
 
@@ -148,18 +159,18 @@ def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
     a_pred, _ = predictions.b_dynamics_prediction(cfg)
     steps = medians.steps
     with style():
-        fig, ax = plt.subplots(figsize=(8.5, 4.6), constrained_layout=True)
+        fig, ax = plt.subplots(figsize=(7.5, 4.2), constrained_layout=True)
         ax.plot(steps, medians.a, color=COLORS["single"], label="self coefficient $a$")
-        ax.plot(steps, medians.b, color=COLORS["multi"], label="cross coefficient $b$")
+        ax.plot(steps, medians.b, color=COLORS["single"], ls="--", label="cross coefficient $b$")
         ax.plot(steps, medians.ratio, color=COLORS["accent"], lw=2.5, label="$b/a$")
         ax.axhline(0.5, color=COLORS["reference"], ls="--", lw=1)
-        ax.text(float(steps[-1]) * 3 / 10, 0.52, r"$\frac{1}{2}$ (Sec. 5.1)", fontsize=12)
+        ax.text(float(steps[-1]) * 3 / 10, 0.52, r"$\frac{1}{2}$ (Sec. 5.1)", fontsize="large")
         ax.axhline(a_pred, color=COLORS["single"], ls=":", lw=1, label="$M/(M+1)$")
         ax.axvline(t1_single(cfg), color=COLORS["reference"], lw=0.8, ls="-.")
         ax.set_xlabel("step t")
         ax.set_ylabel("median over neurons, classes, seeds")
         ax.set_ylim(0, 1.05)
-        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.72), fontsize=11)
+        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.72), fontsize="small")
     return fig
 
 
@@ -186,7 +197,8 @@ FIGURES = [
                "decomposing gradient descent's weights (circles), float64, seed 0", CHAPTER, LABEL, _recursion),
     FigureSpec("stage1-noise-growth", "Lemma 5.2: average memorisation N_i(t) against the lemma's bound "
                "(1 + 0.96 s)^t and the rate (a − b)s of the class totals; min_i max_r ρ_{r,i} and max_r γ_r with "
-               "the formula's and the measured T1, 5 seeds", CHAPTER, LABEL, _growth),
+               "the formula's and the measured T1, 5 seeds", CHAPTER, LABEL, _growth,
+               takeaway=True),
     FigureSpec("stage1-sign-sets", "Lemmas C.3/C.7: ⟨w_r(t), μ⟩ of every neuron (those leaving U_± coloured), and "
                "max ρ_{r,i} over pairs starting in I_{r,−}, Figure 1 data vs the same draws with orthogonal noise",
                CHAPTER, LABEL, _signs),
