@@ -66,7 +66,7 @@ def draw_telescoping(chain: cv.ComparatorChain, cfg: SyntheticConfig):
         ax.set_yscale("log")
         ax.set_xlabel("step t")
         ax.set_title("Lemma C.18: telescoped bound")
-        ax.legend(loc="center right", fontsize=9)
+        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.36), fontsize=9)
     return fig
 
 
