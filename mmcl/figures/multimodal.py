@@ -62,10 +62,10 @@ def draw_synchronisation(syn: sync.Synchronisation, seeds):
             ax.plot(steps.cpu(), pv[:, 0].cpu() / scale, color="k", lw=0.9, ls=":")
             ax.axhline(0, color=COLORS["reference"], lw=0.8)
             ax.axvline(float(syn.sync_step[b, r]), color=COLORS["reference"], lw=0.8, ls="--")
-            ax.set_title(f"$t'$ = {int(syn.sync_step[b, r])} (seed {seeds[b]}, r = {r})", fontsize=10)
+            ax.set_title(f"$t'$ = {int(syn.sync_step[b, r])} (seed {seeds[b]}, r = {r})", fontsize="small")
             ax.set_xlabel("step $t$")
         axes[0].set_ylabel("preactivation / initial max")
-        axes[0].legend(loc="best", fontsize=8)
+        axes[0].legend(loc="best", fontsize="x-small")
     return fig
 
 
@@ -90,8 +90,8 @@ def draw_sync_prediction(syn: sync.Synchronisation, seeds):
         ax1.set_yscale("log", base=2)
         ax1.set_xlabel(r"predicted $t'$ (proposition)")
         ax1.set_ylabel(r"measured $t'$")
-        ax1.set_title(f"out-of-step neurons, {len(seeds)} seeds", fontsize=11)
-        ax1.legend(loc="upper left", fontsize=8)
+        ax1.set_title(f"out-of-step neurons, {len(seeds)} seeds", fontsize="medium")
+        ax1.legend(loc="upper left", fontsize="x-small")
     return fig
 
 
@@ -124,13 +124,13 @@ def draw_stage1(end: sync.Stage1End):
             ax.set_xlabel("step $t$")
         ax0.set_ylim(1e-3, 30)
         ax0.set_ylabel(r"$\max_r \gamma_r^{(t)}$")
-        ax0.set_title("signal learning, multi-modal", fontsize=11)
-        ax0.legend(loc="lower right", fontsize=7)
+        ax0.set_title("signal learning, multi-modal", fontsize="medium")
+        ax0.legend(loc="lower right", fontsize="xx-small")
         ax1.axhline(1.01, color=COLORS["reference"], lw=0.8, ls=":")
-        ax1.text(float(t[-1]) * 0.75, 1.2, r"$C_\ell=1.01$ (Lemma D.8)", fontsize=8, ha="center")
+        ax1.text(float(t[-1]) * 0.75, 1.2, r"$C_\ell=1.01$ (Lemma D.8)", fontsize="x-small", ha="center")
         ax1.set_ylabel(r"smallest $C_\ell$ of Lemma D.1")
-        ax1.set_title("spread of the loss derivatives", fontsize=11)
-        ax1.legend(loc="upper left", fontsize=8)
+        ax1.set_title("spread of the loss derivatives", fontsize="medium")
+        ax1.legend(loc="upper left", fontsize="x-small")
     return fig
 
 
@@ -152,15 +152,15 @@ def draw_signal_and_noise(single: Trajectory, multi: Trajectory, t1: float, n: i
                 ax.fill_between(t, mean - sd, mean + sd, color=COLORS[mode], alpha=0.2, lw=0)
         ax1.axhline(1 / math.sqrt(n), color=COLORS["reference"], ls=":", lw=1)
         ax1.text(t[-1], 1 / math.sqrt(n) * 1.3, r"$1/\sqrt{n}$ (Lemma 5.4)", ha="right",
-                 fontsize=9)
+                 fontsize="small")
         for ax in (ax0, ax1):
             ax.axvline(t1, color="k", ls="--", lw=1)
             ax.set_yscale("log")
             ax.set_xlabel("step $t$")
-        ax0.text(t1, 1e-2, r" $T_1$", ha="left", fontsize=9)
+        ax0.text(t1, 1e-2, r" $T_1$", ha="left", fontsize="small")
         ax0.set_title(r"signal: $\max_r\gamma_r$")
         ax1.set_title(r"noise: $\max_{r,i}\rho_{r,i}$")
-        ax0.legend(loc="lower right", fontsize=8)
+        ax0.legend(loc="lower right", fontsize="x-small")
     return fig
 
 
@@ -179,8 +179,8 @@ def draw_noise(multi: Trajectory, cases: sync.NoiseCases):
         ax1.set_ylim(0, 1.15)
         ax1.set_xlabel("step $t$")
         ax1.set_ylabel(r"$\Psi_{r,i}^{(t)}$ / bound")
-        ax1.set_title("Lemma D.9 (4), up to $T_1$", fontsize=11)
-        ax1.legend(loc="lower left", fontsize=8)
+        ax1.set_title("Lemma D.9 (4), up to $T_1$", fontsize="medium")
+        ax1.legend(loc="lower left", fontsize="x-small")
     return fig
 
 

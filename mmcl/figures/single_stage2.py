@@ -50,11 +50,11 @@ def draw_telescoping(chain: cv.ComparatorChain, cfg: SyntheticConfig):
                 label=fr"factor {chain.factor17:.1f}")
         ax.axhline(0, color="k", lw=0.8)
         ax.axvline(T1, color=COLORS["reference"], ls="-.", lw=0.8)
-        ax.text(T1, 0.36, r" $T_1$", ha="left", va="top", fontsize=9)
+        ax.text(T1, 0.36, r" $T_1$", ha="left", va="top", fontsize="small")
         ax.set_ylim(-0.4, 0.4)
         ax.set_xlabel("step t")
         ax.set_title("Lemma C.17: slack / $\\eta$")
-        ax.legend(loc="lower right", fontsize=9)
+        ax.legend(loc="lower right", fontsize="small")
         ax = axes[1]
         t_avg = steps[-chain.avg_loss.shape[-1]:]  # T1 .. T
         for s in range(S):
@@ -66,7 +66,7 @@ def draw_telescoping(chain: cv.ComparatorChain, cfg: SyntheticConfig):
         ax.set_yscale("log")
         ax.set_xlabel("step t")
         ax.set_title("Lemma C.18: telescoped bound")
-        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.36), fontsize=9)
+        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.36), fontsize="small")
     return fig
 
 
@@ -89,7 +89,7 @@ def draw_margins(chain: cv.ComparatorChain):
         ax.set_xlabel("average activation behind the margin")
         ax.set_ylabel(r"$\langle\nabla F_0, W^*\rangle / 2L$")
         ax.set_title(f"positive margins at t = {T} (need $\\geq 1$)")
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="lower right", fontsize="x-small")
         ax = axes[1]
         ax.hist(neg.flatten(), bins=60, color=COLORS["single"], alpha=0.8)
         ax.axvline(1, color="k", lw=1)
@@ -123,7 +123,7 @@ def draw_scale_gap(gap: scales.ScaleGap, sweep: ScaleGapSweep):
         ax.axvline(T1, color=COLORS["reference"], ls="-.", lw=0.8)
         ax.set_xlabel("step t")
         ax.set_title("through stage 2")
-        ax.legend(loc="upper left", fontsize=8)
+        ax.legend(loc="upper left", fontsize="x-small")
         ax = axes[1]
         for key, c, lab in (("rho", COLORS["single"], r"$\min_i\max_r\rho_{r,i}^{(T)}$"),
                             ("gamma", COLORS["accent"], r"$\max_r|\gamma_r^{(T)}|$")):
@@ -136,7 +136,7 @@ def draw_scale_gap(gap: scales.ScaleGap, sweep: ScaleGapSweep):
         ax.set_yscale("log")
         ax.set_xlabel("n (with d = 20 n)")
         ax.set_title(f"at T = {T}, against n")
-        ax.legend(loc="center right", fontsize=8)
+        ax.legend(loc="center right", fontsize="x-small")
     return fig
 
 
@@ -155,7 +155,7 @@ def draw_downstream(down: Stage2Downstream, run: Stage2Run):
             ax0.plot(run.traj.steps.cpu(), loss[s], color=COLORS["single"], alpha=0.7)
         ax0.axhline(EPSILON, color=COLORS["reference"], ls=":", lw=1)
         ax0.text(T, EPSILON * 1.15, r"$\epsilon$ = " + f"{EPSILON}", ha="right", va="bottom",
-                 fontsize=9)
+                 fontsize="small")
         ax0.axvline(t1, color=COLORS["reference"], ls="-.", lw=0.8)
         ax0.set_yscale("log")
         ax0.set_xlabel("training step t")
@@ -169,11 +169,11 @@ def draw_downstream(down: Stage2Downstream, run: Stage2Run):
                     ms=7, label=f"multi at T, {protocol}")
         ax.axhline(0.5, color=COLORS["reference"], ls=":", lw=1)
         ax.axvline(t1, color=COLORS["reference"], ls="-.", lw=0.8)
-        ax.text(t1, 0.58, r" $T_1$", ha="left", va="top", fontsize=9)
+        ax.text(t1, 0.58, r" $T_1$", ha="left", va="top", fontsize="small")
         ax.set_ylim(0, 0.6)
         ax.set_xlabel("training step t")
         ax.set_title("OOD test error: does not")
-        ax.legend(loc="lower left", fontsize=8, ncol=2)
+        ax.legend(loc="lower left", fontsize="x-small", ncol=2)
     return fig
 
 
