@@ -104,6 +104,7 @@ def draw_scale_gap(gap: scales.ScaleGap, sweep: ScaleGapSweep):
     """Theorem 4.2 / Lemma C.18: ``min_i max_r rho`` and ``max_r |gamma_r|`` through stage 2 with the
     bound ``3 max_r |gamma_r(T1)|``, and both at the end of training against ``n``."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
 
     steps, T1 = gap.steps, gap.t1
     k1 = int((steps == T1).nonzero()[0, 0])
@@ -134,6 +135,8 @@ def draw_scale_gap(gap: scales.ScaleGap, sweep: ScaleGapSweep):
                 label=r"$\propto 1/\sqrt{n}$")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("n (with d = 20 n)")
         ax.set_title(f"at T = {T}, against n")
         ax.legend(loc="center right", fontsize="x-small")
