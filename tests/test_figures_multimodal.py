@@ -82,3 +82,26 @@ def test_sizes():
     assert ex.config("tiny").n_epochs > theory.t1_multi(ex.config("tiny"))
     with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
         ex.config("medium")
+
+
+def test_sync_summary_counts_by_explicit_loops_and_prints_itself(run):
+    cfg, data, multi, syn = run
+    runs = ex.MultimodalRuns(cfg=cfg, seeds=[0, 1], data=data, multi=multi, single=multi, syn=syn)
+    s = ex.sync_summary(runs)
+    u, v = syn.u, syn.v  # (B, K, m)
+    B, K, m = u.shape
+    opposite = [(b, r) for b in range(B) for r in range(m) if float(u[b, 0, r] * v[b, 0, r]) < 0]
+    assert s.opposite == len(opposite) and s.m == cfg.m
+    assert s.n_opposite == [sum(1 for bb, _ in opposite if bb == b) for b in range(B)]
+    in_step_end = [(b, r) for b, r in opposite if float(u[b, -1, r] * v[b, -1, r]) > 0]
+    # a neuron that synchronises and stays so ends in step; every stalled one ends out of step
+    assert s.synced + len(s.stalled) == s.opposite
+    assert s.synced >= len(in_step_end) if not s.kept else s.synced == len(in_step_end)
+    right = sum(1 for b, r in opposite if float(syn.sign[b, r]) == float(torch.sign(u[b, 0, r] + v[b, 0, r])))
+    assert s.sign_right == pytest.approx(right / len(opposite))
+    assert s.kappa == pytest.approx(theory.pairing_rate(cfg))
+    text = str(s)
+    assert f"in step by the end: {s.synced} of {s.opposite}" in text
+    assert all(len(line) <= 88 for line in text.splitlines())
+    with pytest.raises(ValueError, match="runs must be a MultimodalRuns"):
+        ex.sync_summary(syn)

@@ -126,3 +126,25 @@ def test_sizes():
     assert ex.EPSILON == 0.05
     with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
         ex.config("medium")
+
+
+def test_chain_summary_reads_the_chain_on_stage_2_and_prints_itself(run):
+    cfg, data, gd = run
+    t1 = 10
+    ch = cv.comparator_chain(gd, data, cfg, cv.ComparatorConfig(epsilon=0.1), t1)
+    s = ex.chain_summary(ch, cfg)
+    # every number from the chain's own tensors, restricted to [T1, T] by explicit slicing
+    pos = [float(ch.pos_ratio[b, k, i]) for b in range(2) for k in range(t1, 31) for i in range(cfg.n)]
+    assert s.pos_ratio == (min(pos), max(pos))
+    assert s.pos_held == pytest.approx(sum(p >= 1 for p in pos) / len(pos))
+    assert s.neg_max == float(ch.neg_ratio[:, t1:].max())
+    assert s.dist_sq == (float(ch.telescoping.distance_sq[:, t1].min()),
+                         float(ch.telescoping.distance_sq[:, t1].max()))
+    assert s.factor == pytest.approx(ch.factor17)
+    assert s.avg_held == bool((ch.avg_loss <= ch.avg_bound).all())
+    text = str(s)
+    assert f"lambda = 2 tau L = {ch.telescoping.lam:.3f}" in text
+    assert f"a factor >= {ch.factor17:.2f}" in text
+    assert all(len(line) <= 88 for line in text.splitlines())
+    with pytest.raises(ValueError, match="chain must be a ComparatorChain"):
+        ex.chain_summary("not a chain", cfg)

@@ -10,6 +10,8 @@ stage 1, the noise cases of Lemma D.9).
   multi-modal one (:class:`MultimodalRuns`);
 * :func:`stage1_end` -- the end of stage 1 (Lemma 5.4) of those runs;
 * :func:`noise_cases` -- the noise cases of Lemma D.9 of those runs, up to ``floor(T1)``;
+* :func:`sync_summary` -- what the synchronisation of those runs comes to, in numbers that print
+  themselves (:class:`SyncSummary`);
 * :func:`variants` -- stage 1 at other values of our unstated tau and sigma0 (:data:`VARIANTS`,
   :class:`MultimodalVariant`).
 
@@ -34,7 +36,7 @@ from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs.predictions import t1_multi
 
 __all__ = ["MultimodalSizes", "BY_SIZE", "sizes", "config", "MultimodalRuns", "multimodal_runs", "stage1_end",
-           "noise_cases", "VARIANTS", "MultimodalVariant", "variants"]
+           "noise_cases", "VARIANTS", "MultimodalVariant", "variants", "SyncSummary", "sync_summary"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,83 @@ def noise_cases(size: str = "default", device: str = "cpu") -> sync.NoiseCases:
     """:func:`mmcl.proofs.multi_stage1.noise_cases` of :func:`multimodal_runs` up to ``floor(T1)`` (cached)."""
     r = multimodal_runs(size, device)
     return sync.noise_cases(r.data, r.multi, r.cfg)
+
+
+@dataclass(frozen=True)
+class SyncSummary:
+    """Lemma D.3 and our proposition on a set of runs (:func:`sync_summary`): ``kappa`` the pairing
+    rate of the linear map and ``rate`` Lemma 5.4's ``0.48 C_mu eta |mu|^2/(m tau)``; ``n_opposite``
+    the neurons out of step at ``t = 0`` per seed and ``m`` the width; ``opposite``/``synced`` how
+    many of them there are / end in step; ``kept`` whether every neuron in step stays in step;
+    ``stalled`` the ``(seed, neuron, u0, v0, uT, vT)`` of those that never synchronise;
+    ``size_in_step`` the median ``max(|u_r|, |v_r|)`` at the end over the neurons in step and
+    ``size_stalled`` the largest over the stalled ones (``nan`` if none); ``t_median``/``t_max`` the
+    measured ``t'``; ``sign_right`` the share of out-of-step neurons whose winning side the
+    proposition names (a stalled one counts as a miss); ``err_median``/``err_p90`` the median and
+    90th percentile of ``|measured - predicted t'|`` over those that synchronise."""
+
+    kappa: float
+    rate: float
+    n_opposite: List[int]
+    m: int
+    opposite: int
+    synced: int
+    kept: bool
+    stalled: List[tuple]
+    size_in_step: float
+    size_stalled: float
+    t_median: float
+    t_max: float
+    sign_right: float
+    err_median: float
+    err_p90: float
+
+    def __str__(self) -> str:
+        lines = [
+            f"kappa = {self.kappa:.4f}; Lemma 5.4's rate 0.48 C_mu eta |mu|^2/(m tau) = "
+            f"{self.rate:.4f}",
+            f"out of step at t = 0: {min(self.n_opposite)} to {max(self.n_opposite)} neurons "
+            f"per seed (expected m/2 = {self.m // 2})",
+            f"in step by the end: {self.synced} of {self.opposite}; "
+            f"every neuron in step stays in step: {self.kept}",
+        ]
+        for b, r, u0, v0, uT, vT in self.stalled:
+            lines.append(f"  stalled: seed {b}, r = {r}: (u, v) = ({u0:+.4f}, {v0:+.4f}) "
+                         f"-> ({uT:+.4f}, {vT:+.4f})")
+        stalled = (f", at most {self.size_stalled:.4f} stalled" if self.stalled else "")
+        lines += [
+            f"max(|u_r|, |v_r|) at the end: median {self.size_in_step:.3f} in step" + stalled,
+            f"measured t': median {self.t_median:.0f}, max {self.t_max:.0f} steps",
+            f"winning side predicted for {self.sign_right:.0%}",
+            f"|measured - predicted t'|: median {self.err_median:.0f}, "
+            f"90th percentile {self.err_p90:.0f} steps",
+        ]
+        return "\n".join(lines)
+
+
+def sync_summary(runs: MultimodalRuns) -> SyncSummary:
+    """The :class:`SyncSummary` of ``runs`` (:func:`multimodal_runs`): what the chapter prints of
+    the synchronisation of its multi-modal runs."""
+    from mmcl.proofs.predictions import multi_growth_rate, pairing_rate
+
+    if not isinstance(runs, MultimodalRuns):
+        raise ValueError(f"runs must be a MultimodalRuns (multimodal_runs), got {type(runs).__name__}")
+    syn, cfg = runs.syn, runs.cfg
+    opp = syn.opposite0
+    synced, stalled = opp & syn.synchronised, syn.stalled
+    err = (syn.sync_step - syn.predicted_step)[synced].abs()
+    rows = [(runs.seeds[b], r, float(syn.u[b, 0, r]), float(syn.v[b, 0, r]), float(syn.u[b, -1, r]),
+             float(syn.v[b, -1, r])) for b, r in stalled.nonzero().tolist()]
+    return SyncSummary(
+        kappa=float(pairing_rate(cfg)), rate=float(multi_growth_rate(cfg)),
+        n_opposite=[int(v) for v in syn.n_opposite.reshape(-1)], m=cfg.m,
+        opposite=int(opp.sum()), synced=int(synced.sum()),
+        kept=bool(syn.kept[syn.synchronised].all()), stalled=rows,
+        size_in_step=float(syn.final_size[syn.synchronised].median()),
+        size_stalled=float(syn.final_size[stalled].max()) if rows else math.nan,
+        t_median=float(syn.sync_step[synced].median()), t_max=float(syn.sync_step[synced].max()),
+        sign_right=float((syn.sign == syn.predicted_sign)[opp].double().mean()),
+        err_median=float(err.median()), err_p90=float(err.quantile(0.9)))
 
 
 #: The departures from :func:`config` at which :func:`variants` reruns stage 1: a smaller and a larger

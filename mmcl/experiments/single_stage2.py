@@ -14,6 +14,8 @@ and :mod:`mmcl.downstream.evaluation`.
   configuration, values of ``n`` and seeds; :func:`n_sweep` runs it at the chapter's sizes;
 * :func:`downstream` -- the downstream error of both networks on the run's draws
   (:class:`Stage2Downstream`);
+* :func:`chain_summary` -- the comparator chain's verdict link by link, in numbers that print
+  themselves (:class:`ChainSummary`);
 * :func:`variants` -- App. C.2's links 1 and 3 at other values of our unstated constants (tau,
   sigma0, M), on :data:`VARIANTS` (:class:`Stage2Variant`).
 
@@ -40,7 +42,7 @@ from mmcl.proofs.predictions import t1_single
 
 __all__ = ["Stage2Sizes", "BY_SIZE", "sizes", "config", "EPSILON", "Stage2Run", "stage2_run", "comparator_chain",
            "ScaleGapSweep", "scale_gap_sweep", "n_sweep", "Stage2Downstream", "downstream", "VARIANTS",
-           "Stage2Variant", "variants"]
+           "Stage2Variant", "variants", "ChainSummary", "chain_summary"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,93 @@ def comparator_chain(size: str = "default", device: str = "cpu") -> cv.Comparato
     :data:`EPSILON` (cached)."""
     r = stage2_run(size, device)
     return cv.comparator_chain(r.traj, r.data, r.cfg, cv.ComparatorConfig(epsilon=EPSILON), r.t1)
+
+
+@dataclass(frozen=True)
+class ChainSummary:
+    """App. C.2's chain along a run, link by link (:func:`chain_summary`), over every seed and
+    every step of ``[T1, T]``: ``level`` ``L = log(2M/eps)`` and ``lam`` the paper's ``lambda =
+    2 tau L``; ``dist_sq`` the range of ``||W(T1) - W*||_F^2`` and ``horizon`` that of Lemma
+    C.18's ``T - T1``; link 1: ``pos_ratio`` the range of ``<grad F_0, W*>/(2L)`` and ``pos_held``
+    the share of ``(i, t)`` with it ``>= 1``, ``activation`` the range of the average activation
+    behind it, ``neg_max`` the largest ``<grad F_j, W*>/L`` and ``neg_held`` the share ``<= 1``,
+    ``feasible16`` the lambdas meeting both; link 2: ``c14_eta`` the largest ``eta ||grad L||^2 /
+    L`` and ``c14`` the largest ``||grad L||^2 / L``; link 3: ``slack_held`` the share of steps at
+    which it holds with the paper's lambda, ``feasible17`` the lambdas meeting it and ``factor``
+    the factor (in ``lambda = factor tau L``) they start at; Lemma C.18: ``avg_held`` whether the
+    averaged bound holds everywhere, ``avg_loss`` the largest average loss and ``avg_bound`` the
+    smallest bound at ``T``."""
+
+    epsilon: float
+    level: float
+    lam: float
+    dist_sq: Tuple[float, float]
+    horizon: Tuple[float, float]
+    pos_ratio: Tuple[float, float]
+    pos_held: float
+    activation: Tuple[float, float]
+    neg_max: float
+    neg_held: float
+    feasible16: Tuple[float, float]
+    c14_eta: float
+    c14: float
+    slack_held: float
+    feasible17: Tuple[float, float]
+    factor: float
+    avg_held: bool
+    avg_loss: float
+    avg_bound: float
+
+    def __str__(self) -> str:
+        lo16, hi16 = self.feasible16
+        lo17, hi17 = self.feasible17
+        empty = "empty" if lo16 > hi16 else "non-empty"
+        return "\n".join([
+            f"epsilon = {self.epsilon}, L = log(2M/eps) = {self.level:.2f}, "
+            f"lambda = 2 tau L = {self.lam:.3f}",
+            f"||W(T1) - W*||_F^2 = {self.dist_sq[0]:.2f} .. {self.dist_sq[1]:.2f}",
+            f"   Lemma C.18's horizon T - T1 = {self.horizon[0]:.0f} .. "
+            f"{self.horizon[1]:.0f} steps",
+            f"link 1, positive: <grad F_0, W*>/(2L) = {self.pos_ratio[0]:.2f} .. "
+            f"{self.pos_ratio[1]:.2f}; holds for {self.pos_held:.1%} of (i, t)",
+            f"   average activation behind it: {self.activation[0]:.2f} .. "
+            f"{self.activation[1]:.2f} (the proof needs >= 2)",
+            f"link 1, negatives: <grad F_j, W*>/L up to {self.neg_max:.2f}; "
+            f"holds for {self.neg_held:.1%} of (i, j, t)",
+            f"   lambdas meeting link 1: [{lo16:.2f}, {hi16:.2f}] ({empty})",
+            f"link 2: eta ||grad L||^2 / L <= {self.c14_eta:.3f} (the proof needs <= 1); "
+            f"||grad L||^2 / L <= {self.c14:.2f}",
+            f"link 3 with the paper's lambda: holds at {self.slack_held:.0%} of the steps",
+            f"   lambdas meeting link 3: [{lo17:.2f}, {hi17}]",
+            f"   a factor >= {self.factor:.2f} instead of 2 in lambda = factor tau L",
+            f"Lemma C.18's averaged bound holds everywhere: {self.avg_held}",
+            f"   at T the average loss is {self.avg_loss:.4f}, the bound {self.avg_bound:.2f}",
+        ])
+
+
+def chain_summary(chain: cv.ComparatorChain, cfg: SyntheticConfig) -> ChainSummary:
+    """The :class:`ChainSummary` of ``chain`` (:func:`mmcl.proofs.single_stage2.comparator_chain`
+    of a run at ``cfg``) on ``[T1, T]``: what the chapter prints of App. C.2's chain."""
+    if not isinstance(chain, cv.ComparatorChain):
+        raise ValueError(f"chain must be a ComparatorChain (mmcl.proofs.single_stage2.comparator_chain), "
+                         f"got {type(chain).__name__}")
+    t1, tel = chain.t1, chain.telescoping
+    pos, act, neg = chain.pos_ratio[:, t1:], chain.act_pos[:, t1:], chain.neg_ratio[:, t1:]
+    dist = tel.distance_sq[:, t1]
+    (lo16, hi16), (lo17, hi17) = chain.feasible16, chain.feasible17
+    return ChainSummary(
+        epsilon=chain.epsilon, level=chain.level, lam=tel.lam,
+        dist_sq=(float(dist.min()), float(dist.max())),
+        horizon=(float(min(chain.horizon)), float(max(chain.horizon))),
+        pos_ratio=(float(pos.min()), float(pos.max())), pos_held=float((pos >= 1).double().mean()),
+        activation=(float(act.min()), float(act.max())),
+        neg_max=float(neg.max()), neg_held=float((neg <= 1).double().mean()),
+        feasible16=(float(lo16), float(hi16)),
+        c14_eta=float(chain.c14.max()), c14=float(tel.c14_ratio().max()),
+        slack_held=float((chain.slack[:, t1:] >= 0).double().mean()),
+        feasible17=(float(lo17), float(hi17)), factor=float(lo17 / (cfg.tau * chain.level)),
+        avg_held=bool((chain.avg_loss <= chain.avg_bound).all()),
+        avg_loss=float(chain.avg_loss[:, -1].max()), avg_bound=float(chain.avg_bound[:, -1].min()))
 
 
 # --------------------------------------------------------------------------------------------
