@@ -70,8 +70,10 @@ def draw_parts(sweep, mode: str = "multi"):
             ax.plot(sweep.sizes, sweep.parts(mode, v, part), color=color, ls=ls, marker="o", ms=3, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(sweep.sizes, [str(n) for n in sweep.sizes])
+        ax.minorticks_off()
         ax.set_xlabel("n")
-        ax.set_ylabel("root mean square over neurons and inputs")
+        ax.set_ylabel("rms over neurons and inputs")
         ax.set_title(f"{mode}-modal features: what the OOD response is made of")
         ax.legend(fontsize=7.5, loc="best")
     return fig
