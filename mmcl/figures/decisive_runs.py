@@ -48,7 +48,7 @@ def draw_errors(sweep):
             ax.set_xlabel("n")
             ax.set_title(_NU_TITLE[nu])
         axes[0].set_ylabel("OOD test error")
-        axes[0].legend(fontsize=7.5, loc="lower right")
+        axes[0].legend(fontsize="x-small", loc="lower right")
         axes[0].set_ylim(-0.03, 0.75)
     return fig
 
@@ -75,7 +75,7 @@ def draw_parts(sweep, mode: str = "multi"):
         ax.set_xlabel("n")
         ax.set_ylabel("rms over neurons and inputs")
         ax.set_title(f"{mode}-modal features: what the OOD response is made of")
-        ax.legend(fontsize=7.5, loc="best")
+        ax.legend(fontsize="x-small", loc="best")
     return fig
 
 

@@ -53,7 +53,7 @@ def draw_conditions(conditions: Mapping[int, list]):
         for i in range(len(keys)):
             for j, n in enumerate(sizes):
                 ok = conditions[n][i].holds
-                ax.text(j, i, "holds" if ok else "fails", ha="center", va="center", fontsize=8,
+                ax.text(j, i, "holds" if ok else "fails", ha="center", va="center", fontsize="x-small",
                         color="black" if abs(F[i, j]) < 2 else "white", fontweight="normal" if ok else "bold")
         ax.set_xticks(range(len(sizes)), [f"n = {n}" for n in sizes])
         ax.set_yticks(range(len(keys)), keys)
@@ -94,15 +94,16 @@ def _loglog_n(ax, n, xlabel="n  (d = n² log(6n²/δ))", room=0.0, plain=True):
     ax.set_xticks(n, [str(k) for k in n], minor=False)
     ax.set_xticks([], minor=True)
     ax.set_xlabel(xlabel)
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import LogLocator, NullFormatter
 
     lo, hi = ax.get_ylim()
-    if plain:  # plain numbers; the minor ticks labelled only on an axis within about a decade
-        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-        small = math.log10(hi / lo) < 1.1
-        ax.yaxis.set_minor_formatter(FormatStrFormatter("%g") if small else NullFormatter())
     if room:
-        ax.set_ylim(lo, hi * (hi / lo) ** room)
+        hi = hi * (hi / lo) ** room
+        ax.set_ylim(lo, hi)
+    if plain:  # plain numbers at 1, 2, 5 times a power of ten
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def draw_learning(sweep: tr.RegimeSweep):
@@ -126,7 +127,7 @@ def draw_learning(sweep: tr.RegimeSweep):
         ax.set_title("noise memorisation")
         for ax in axes:
             _loglog_n(ax, sweep.sizes, "n", room=0.5)
-            ax.legend(fontsize=8, loc="upper left")
+            ax.legend(fontsize="x-small", loc="upper left")
         axes[0].set_ylabel("mean over seeds")
     return fig
 
@@ -156,9 +157,11 @@ def draw_training(sweep: tr.RegimeSweep):
         for mode in ("single", "multi"):
             _fitted(ax, sweep, mode, "loss", COLORS[mode], mode)
         ax.set_title(f"training loss after {sweep.scaling.n_epochs} steps")
+        _n_axis(axes[0], n)  # steps on a linear scale
+        axes[0].set_ylim(0, 1.5 * axes[0].get_ylim()[1])
+        _loglog_n(axes[1], n, "n", room=0.6)
         for ax in axes:
-            _loglog_n(ax, n, "n", room=0.6)
-            ax.legend(fontsize=7.5, loc="upper left")
+            ax.legend(fontsize="x-small", loc="upper left")
     return fig
 
 
@@ -181,14 +184,14 @@ def draw_downstream(sweep: tr.RegimeSweep):
                     f"multi, {p}", marker="o^"[k], ls="-" if p == "transfer" else "--")
         ax.axhline(1e-4, color=COLORS["reference"], lw=0.8, ls=":", label="0 (drawn at 1e-4)")
         ax.set_title("OOD test error")
-        ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+        ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
         ax = axes[1]
         for mode in ("single", "multi"):
             _fitted(ax, sweep, mode, "feature_snr", COLORS[mode], mode)
         ax.set_title("best feature: |⟨w, ν⟩| / sd⟨w, ζ⟩")
         _loglog_n(axes[0], n, "n", plain=False)
         _loglog_n(axes[1], n, "n", room=0.4)
-        axes[1].legend(fontsize=8, loc="upper left")
+        axes[1].legend(fontsize="x-small", loc="upper left")
     return fig
 
 
@@ -227,18 +230,18 @@ def draw_single_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
         ax.axhline(1, color=c_r, ls="--", lw=1, label="Lemma 5.2's guarantee")
         ax.set_ylim(0, 1.2)
         ax.set_title("Lemma 5.2: noise growth rate")
-        ax.legend(fontsize=7.5, loc="lower right")
+        ax.legend(fontsize="x-small", loc="lower right")
         ax = axes[0, 1]
         _points(ax, verdicts, lambda v: v.flipped.double(), c_s, "per seed, of m = 50")
         ax.set_ylim(bottom=-0.3)
         ax.set_title("Lemma C.3: neurons leaving U±")
-        ax.legend(fontsize=7.5)
+        ax.legend(fontsize="x-small")
         ax = axes[1, 0]
         _points(ax, verdicts, lambda v: v.left_fraction, c_s, "share of pairs leaving")
         _points(ax, verdicts, lambda v: v.neg_init_ratio, c_a, "max |ρ| on them / max ρ", "x")
         ax.set_yscale("log")
         ax.set_title("Lemma C.7: pairs in I_{r,−}(0)")
-        ax.legend(fontsize=7.5)
+        ax.legend(fontsize="x-small")
         ax = axes[1, 1]
         chained = {n: v for n, v in verdicts.items() if math.isfinite(v.factor17)}
         ax.plot(list(chained), [v.factor17 for v in chained.values()], "o-", color=c_s,
@@ -249,7 +252,7 @@ def draw_single_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
         ax.axhline(1, color=c_r, ls="--", lw=0.8)
         ax.set_ylim(bottom=0)
         ax.set_title("Lemmas C.16, C.17: stage 2")
-        ax.legend(fontsize=7.5, loc="lower right")
+        ax.legend(fontsize="x-small", loc="lower right")
         for ax in axes.flat:
             _n_axis(ax, ns)
     return fig
@@ -273,27 +276,27 @@ def draw_multi_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
         ax.axhline(1.01, color=c_r, ls="--", lw=1, label="proof's C_ℓ = 1.01")
         ax.set_yscale("log")
         ax.set_title("Lemma D.1: loss-derivative band")
-        ax.legend(fontsize=7.5, loc="best")
+        ax.legend(fontsize="x-small", loc="best")
         ax = axes[0, 1]
         _points(ax, verdicts, lambda v: v.d4_violation / v.T1_multi, c_m,
                 "first step it fails / T1")
         ax.axhline(1, color=c_r, ls="--", lw=1, label="T1")
         ax.set_ylim(0, 1.2)
         ax.set_title("Lemma D.4: lower bound (43)")
-        ax.legend(fontsize=7.5, loc="lower right")
+        ax.legend(fontsize="x-small", loc="lower right")
         ax = axes[1, 0]
         for c, mk in ((1, "o"), (2, "^"), (3, "v")):
             _points(ax, verdicts, lambda v, c=c: v.cases[:, c - 1], c_m, f"case ({c})", mk)
         ax.axhline(1, color=c_r, ls="--", lw=1)
         ax.set_title("Lemma D.9: pairs keeping their case")
-        ax.legend(fontsize=7.5, loc="best")
+        ax.legend(fontsize="x-small", loc="best")
         ax = axes[1, 1]
         _points(ax, verdicts, lambda v: v.rho_T1 * v.n ** 0.5, c_m, "max ρ(T1)·√n", "o")
         _points(ax, verdicts, lambda v: v.noise_bound * v.n ** 0.5, c_r,
                 "the proof's bound ·√n", "s")
         ax.set_yscale("log")
         ax.set_title("Lemma 5.4: noise at T1 (Õ(1) claimed)")
-        ax.legend(fontsize=7.5)
+        ax.legend(fontsize="x-small", loc="center right")
         for ax in axes.flat:
             _n_axis(ax, ns)
     return fig
