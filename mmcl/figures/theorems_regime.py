@@ -219,6 +219,7 @@ def draw_single_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
     ``I_{r,-}(0)`` and the largest memorisation on them (Lemma C.7); (d) the comparator chain of
     stage 2 (Lemmas C.16, C.17)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
     ns = list(verdicts)
     c_s, c_r, c_a = COLORS["single"], COLORS["reference"], COLORS["accent"]
@@ -233,13 +234,17 @@ def draw_single_verdicts(verdicts: Mapping[int, tr.SizeVerdicts]):
         ax.legend(fontsize="x-small", loc="lower right")
         ax = axes[0, 1]
         _points(ax, verdicts, lambda v: v.flipped.double(), c_s, "per seed, of m = 50")
-        ax.set_ylim(bottom=-0.3)
+        ax.set_ylim(-0.3, max(2.0, ax.get_ylim()[1]))
+        ax.yaxis.get_major_locator().set_params(integer=True)
         ax.set_title("Lemma C.3: neurons leaving U±")
         ax.legend(fontsize="x-small")
         ax = axes[1, 0]
         _points(ax, verdicts, lambda v: v.left_fraction, c_s, "share of pairs leaving")
         _points(ax, verdicts, lambda v: v.neg_init_ratio, c_a, "max |ρ| on them / max ρ", "x")
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title("Lemma C.7: pairs in I_{r,−}(0)")
         ax.legend(fontsize="x-small")
         ax = axes[1, 1]
