@@ -140,3 +140,22 @@ def test_run_decisive_bad_input():
         tr.run_decisive_sweep({40: 1})
     with pytest.raises(ValueError, match="mode"):
         tr.mode_premises("both")
+
+
+def test_the_pages_tables_print_the_runs_means(runs):
+    """error_table and point_summary (what the chapter prints) read the run's own numbers."""
+    from mmcl.experiments import decisive_runs as experiment
+
+    r = runs["float64"]
+    table = experiment.error_table(tr.DecisiveSweep(sizes=[40], by_n={40: r})).splitlines()
+    assert len(table) == 2 and table[0].split()[:2] == ["n", "seeds"]
+    cells = table[1].split()
+    assert cells[:2] == ["40", "2"] and len(cells) == 2 + 2 * len(tr.NUS) * 2
+    expected = [float(r.modes[m].error[nu, p].mean()) for m in ("single", "multi")
+                for nu in tr.NUS for p in ("adapt", "transfer")]
+    assert [float(c) for c in cells[2:]] == pytest.approx(expected, abs=5.01e-4)  # three decimals
+    summary = experiment.point_summary(r)
+    assert summary.startswith(f"n = 40, d = {r.cfg.d:.2e}; failing premises: ")
+    assert f"multi-modal: final loss {float(r.modes['multi'].loss.mean()):.4f}" in summary
+    adapt = float(r.modes["multi"].error["sec33", "adapt"].mean())
+    assert f"sec33 nu: OOD error adapt {adapt:.3f}" in summary

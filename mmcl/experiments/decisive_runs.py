@@ -12,7 +12,8 @@ its cached runs.  The computations are those of :mod:`mmcl.experiments.theorems_
 * :func:`decisive_point` -- one seed at the size's decisive ``n`` (``9,224`` at the default size,
   multi-modal), cached;
 * :func:`premises_by_n` -- the failing premises at the sweep's ``n`` and at the decisive ones
-  (``N_DECISIVE`` and ``10^4``, evaluated only).
+  (``N_DECISIVE`` and ``10^4``, evaluated only);
+* :func:`error_table`, :func:`point_summary` -- what the page prints of the sweep and of the point.
 """
 from __future__ import annotations
 
@@ -21,13 +22,12 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Tuple
 
 from mmcl.experiments.sizes import pick
-from mmcl.experiments.theorems_regime import (N_DECISIVE, DecisiveChains, DecisiveRun, DecisiveSweep,
+from mmcl.experiments.theorems_regime import (N_DECISIVE, NUS, DecisiveChains, DecisiveRun, DecisiveSweep,
                                               decisive_chains, decisive_conditions, decisive_config, run_decisive,
                                               run_decisive_sweep)
 
 __all__ = ["DecisiveSizes", "BY_SIZE", "sizes", "decisive_sweep", "decisive_chains_by_n", "decisive_point",
-           "premises_by_n",
-           "PREMISE_SIZES"]
+           "premises_by_n", "error_table", "point_summary", "PREMISE_SIZES"]
 
 #: The ``n`` at which the premises are evaluated besides the sweep's: the first at which 4a holds and 10^4.
 PREMISE_SIZES = (N_DECISIVE, 10000)
@@ -95,3 +95,43 @@ def premises_by_n(size: str = "default") -> Dict[int, List[str]]:
     at every ``n`` of the sweep and at :data:`PREMISE_SIZES`."""
     ns = sorted(set(sizes(size).sweep_seeds) | set(PREMISE_SIZES))
     return {n: [c.key for c in decisive_conditions(decisive_config(n)) if not c.holds] for n in ns}
+
+
+_MODES = ("single", "multi")
+_PROTOCOLS = ("adapt", "transfer")
+
+
+def error_table(sweep: DecisiveSweep) -> str:
+    """The mean OOD error over seeds at every ``n`` of ``sweep``: one row per ``n`` (with its
+    number of seeds), one column per mode, ``nu`` (:data:`~mmcl.experiments.theorems_regime.NUS`)
+    and protocol, headed ``mode/nu/protocol`` (shortened); three decimals."""
+    cols = [(m, nu, p) for m in _MODES for nu in NUS for p in _PROTOCOLS]
+    head = f"{'n':>6} {'seeds':>5}  " + "  ".join(
+        f"{m[:5]}/{nu[:3]}/{p[:5]:<5}" for m, nu, p in cols)
+    rows = [head]
+    for n in sweep.sizes:
+        r = sweep.by_n[n]
+        rows.append(f"{n:>6} {len(r.seeds):>5}  " + "  ".join(
+            f"{float(r.modes[m].error[nu, p].mean()):>15.3f}" for m, nu, p in cols))
+    return "\n".join(rows)
+
+
+def point_summary(point: DecisiveRun) -> str:
+    """What the decisive point measured, one line each: ``n``, ``d``, the failing premises, Sec.
+    3.3's ratio and the run's seconds; then for every mode it ran, the final loss and, under both
+    ``nu``, the OOD errors of both protocols and the parts of ``<w_r, nu>``; last, the parts of
+    ``<w_r, zeta>`` (means over seeds, neurons and inputs)."""
+    parts = ("init", "signal", "memorised")
+    lines = [f"n = {point.n}, d = {point.cfg.d:.2e}; failing premises: "
+             f"{', '.join(point.failing)}; Sec. 3.3's ratio {point.sec33_ratio:.6f}; "
+             f"run took {point.seconds:.0f} s"]
+    for mode, res in point.modes.items():
+        lines.append(f"{mode}-modal: final loss {float(res.loss.mean()):.4f}")
+        for nu in ("sec33", "parallel"):
+            e = {p: float(res.error[nu, p].mean()) for p in _PROTOCOLS}
+            by_part = ", ".join(f"{k} {float(res.parts[nu, k].mean()):.2g}" for k in parts)
+            lines.append(f"  {nu:>8} nu: OOD error adapt {e['adapt']:.3f}, transfer "
+                         f"{e['transfer']:.3f}; <w_r, nu> by part {by_part}")
+        lines.append("  <w_r, zeta> by part " + ", ".join(
+            f"{k} {float(res.parts['zeta', k].mean()):.2g}" for k in parts))
+    return "\n".join(lines)

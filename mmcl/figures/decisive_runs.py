@@ -17,7 +17,7 @@ __all__ = ["draw_errors", "draw_parts", "FIGURES"]
 
 LABEL = "sec-decisive-runs"
 CHAPTER = chapter_of(__name__)
-_NU_TITLE = {"sec33": "Sec. 3.3's ν (⟨ν, μ⟩ = ‖μ‖²/√d)", "parallel": "the paper's ν (parallel to μ)"}
+_NU_TITLE = {"sec33": "Sec. 3.3's ν (⟨ν, μ⟩ = ‖μ‖²/√d)", "parallel": "the paper's ν ∥ μ"}
 
 
 def _mean_sd(vals):
@@ -33,19 +33,23 @@ def draw_errors(sweep):
     import matplotlib.pyplot as plt
 
     with style():
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, constrained_layout=True)
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), sharey=True,
+                                 constrained_layout=True)
         for ax, nu in zip(axes, ("sec33", "parallel")):
             for mode in ("single", "multi"):
                 for protocol, ls, mk in (("adapt", "-", "o"), ("transfer", "--", "s")):
                     m, s = _mean_sd(sweep.errors(mode, nu, protocol))
-                    ax.errorbar(sweep.sizes, m, yerr=s, color=COLORS[mode], ls=ls, marker=mk, ms=4, capsize=2,
-                                label=f"{mode}-modal, {protocol}")
-            ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
+                    ax.errorbar(sweep.sizes, m, yerr=s, color=COLORS[mode], ls=ls, marker=mk,
+                                ms=4, capsize=2, label=f"{mode}-modal, {protocol}")
+            ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":", label="chance")
             ax.set_xscale("log")
+            ax.set_xticks(sweep.sizes, [str(n) for n in sweep.sizes])
+            ax.minorticks_off()
             ax.set_xlabel("n")
             ax.set_title(_NU_TITLE[nu])
         axes[0].set_ylabel("OOD test error")
-        axes[1].legend(fontsize=8, loc="center right")
+        axes[0].legend(fontsize="x-small", loc="lower right")
+        axes[0].set_ylim(-0.03, 0.75)
     return fig
 
 
@@ -66,19 +70,24 @@ def draw_parts(sweep, mode: str = "multi"):
             ax.plot(sweep.sizes, sweep.parts(mode, v, part), color=color, ls=ls, marker="o", ms=3, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(sweep.sizes, [str(n) for n in sweep.sizes])
+        ax.minorticks_off()
         ax.set_xlabel("n")
-        ax.set_ylabel("root mean square over neurons and inputs")
+        ax.set_ylabel("rms over neurons and inputs")
         ax.set_title(f"{mode}-modal features: what the OOD response is made of")
-        ax.legend(fontsize=7.5, loc="best")
+        ax.legend(fontsize="x-small", loc="best")
     return fig
 
 
 FIGURES = [
-    FigureSpec("decisive-errors", "The decisive runs (d at Lemma B.2's bound, every condition but 4a/4b holding from "
-               "n = 316): the OOD test error against n under Sec. 3.3's ν and under the paper's ν parallel to μ, "
-               "both modes and both protocols, on the same trained networks", CHAPTER, LABEL,
-               lambda size, device: draw_errors(experiment.decisive_sweep(size, device))),
-    FigureSpec("decisive-parts", "What the multi-modal features read from an OOD input in the decisive runs: the "
-               "init, signal and memorised parts of ⟨w_r, ν⟩ (both ν) and of ⟨w_r, ζ⟩ against n", CHAPTER, LABEL,
+    FigureSpec("decisive-errors", "The decisive runs (d at Lemma B.2's bound, every condition "
+               "but 4a/4b holding from n = 316): the OOD test error against n under Sec. 3.3's ν "
+               "and under the paper's ν parallel to μ, both modes and both protocols, on the same "
+               "trained networks", CHAPTER, "sec-decisive-errors",
+               lambda size, device: draw_errors(experiment.decisive_sweep(size, device)),
+               takeaway=True),
+    FigureSpec("decisive-parts", "What the multi-modal features read from an OOD input in the "
+               "decisive runs: the init, signal and memorised parts of ⟨w_r, ν⟩ (both ν) and of "
+               "⟨w_r, ζ⟩ against n", CHAPTER, "sec-decisive-parts",
                lambda size, device: draw_parts(experiment.decisive_sweep(size, device))),
 ]
