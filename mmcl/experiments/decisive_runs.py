@@ -21,6 +21,7 @@ import functools
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Tuple
 
+from mmcl.cache import load_or_compute
 from mmcl.experiments.sizes import pick
 from mmcl.experiments.theorems_regime import (N_DECISIVE, NUS, DecisiveChains, DecisiveRun, DecisiveSweep,
                                               decisive_chains, decisive_conditions, decisive_config, run_decisive,
@@ -68,8 +69,11 @@ def sizes(size: str = "default") -> DecisiveSizes:
 
 @functools.lru_cache(maxsize=3)
 def decisive_sweep(size: str = "default", device: str = "cpu") -> DecisiveSweep:
-    """The decisive runs at the ``sweep_seeds`` of :func:`sizes` (cached)."""
-    return run_decisive_sweep(dict(sizes(size).sweep_seeds), device=device)
+    """The decisive runs at the ``sweep_seeds`` of :func:`sizes`, cached in memory and on disk
+    (:func:`mmcl.cache.load_or_compute`): the reading guide draws the same runs first."""
+    seeds = dict(sizes(size).sweep_seeds)
+    params = {"seeds": sorted(seeds.items()), "device": str(device)}
+    return load_or_compute("decisive-sweep", params, lambda: run_decisive_sweep(seeds, device=device))
 
 
 @functools.lru_cache(maxsize=3)
