@@ -110,15 +110,16 @@ def plot_gap(result: Table1Result, out_dir=None, name: str = "coloredmnist-gap")
                 ax.bar(k + dx, 100 * val, w, color="white" if paper else COLORS[mode],
                        edgecolor=COLORS[mode], lw=2, hatch="//" if paper else None,
                        label=None if k != 1 else f"{mode}-modal")
-            ax.text(k, 100 * max(m, v) + 3, f"gap {100 * (m - v):.0f} pts", ha="center", fontsize=11)
+            ax.text(k, 100 * max(m, v) + 3, f"gap {100 * (m - v):.0f} pts", ha="center")
         ax.axhline(10, color=COLORS["reference"], ls=":", lw=1.2)
-        ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=10)
-        ax.set_ylim(0, 100)
+        ax.set_xticks(range(len(bars)), [b[0] for b in bars])
+        ax.set_ylim(0, 114)  # room for the legend above the bars
+        ax.set_yticks(range(0, 101, 20))
         ax.set_ylabel("test accuracy, colours reversed (%)")
         ax.set_title("ColoredMNIST: the gap depends on how it is measured")
         handles, labels = ax.get_legend_handles_labels()
         handles.append(Patch(facecolor="white", edgecolor=COLORS["reference"], hatch="//"))
-        ax.legend(handles, labels + ["the paper"], loc="upper right", ncols=3, fontsize=10)
+        ax.legend(handles, labels + ["the paper"], loc="upper right", ncols=3)
         ax.grid(axis="x", visible=False)
     return _finish(fig, name, out_dir)
 
