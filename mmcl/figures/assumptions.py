@@ -47,18 +47,18 @@ def plot_anticoncentration(curves: AnticoncentrationCurves):
         for a_ in (ax, ax1):
             a_.axvspan(curves.vacuous_from, r_max, color=COLORS["reference"], alpha=0.08)
             a_.set_xlabel(r"$c/\sigma$")
-        ax.text(1.6, 0.35, "printed bound\nvacuous here", color=COLORS["reference"], ha="center", fontsize=10)
+        ax.text(2.0, 1.25, "printed bound\nvacuous here", color=COLORS["reference"], ha="center", fontsize=10)
         ax.set_ylabel("probability")
         ax.set_ylim(0, 2.05)
         ax.set_title("Lemma B.1: $P(|x|\\leq c)$ and its bounds")
-        ax.legend(loc="upper left", fontsize=9)
+        ax.legend(loc="lower right", fontsize=9)
         ax1.plot(r, b1 / exact, color=COLORS["accent"], lw=2, label="corrected / exact")
         ax1.plot(r, b2 / exact, color=COLORS["reference"], ls="--", label="printed / exact")
         ax1.axhline(1.0, color=COLORS["reference"], lw=0.8, ls=":")
         ax1.set_ylim(0.9, 2.1)
         ax1.set_ylabel("bound / exact probability")
         ax1.set_title("How loose each bound is")
-        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=8)
+        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=9)
     return fig
 
 
@@ -123,10 +123,10 @@ def plot_c_mu(res: CMuSweep):
         ax0.set_ylim(0.45, 1.0)
         ax0.set_ylabel("final OOD accuracy")
         ax0.set_title("OOD accuracy")
-        ax0.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=8)
+        ax0.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=9)
         ax1.set_ylabel("final coefficient")
         ax1.set_title("Signal and noise")
-        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=8)
+        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=9)
     return fig
 
 
