@@ -98,3 +98,19 @@ def test_sizes():
     assert ex.config("tiny") == mmcl.SyntheticConfig().replace(n_epochs=20, d=500, d_tilde=500, n_heldout=200)
     with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
         ex.config("medium")
+
+
+def test_figure1_runs_leakage_is_the_noise_part_of_the_signal_inner_product():
+    runs = ex.figure1_runs("tiny")
+    leak = runs.leakage()
+    data = runs.data
+    xi, mu = data.xi.double(), data.mu.double()
+    proj = (xi @ mu[..., None])[..., 0] / (xi * xi).sum(-1)  # <xi_i, mu> / |xi_i|^2, (seeds, n)
+    for mode, traj in runs.runs.items():
+        # Eq. (11): w_r(t) - w_r(0) - gamma_r(t) mu/|mu|^2 = sum_i rho_ri(t) xi_i/|xi_i|^2
+        direct = torch.einsum("stmn,sn->stm", traj.rho.double(), proj).abs().amax().item()
+        assert leak[mode] == pytest.approx(direct, rel=1e-3, abs=1e-6)
+        assert 0.0 < leak[mode] < 1.0
+    scale = runs.initial_scale()
+    direct = (data.W0 @ data.mu[..., None]).abs().flatten().median().item()
+    assert scale == pytest.approx(direct, rel=1e-6)

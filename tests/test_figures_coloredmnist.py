@@ -203,3 +203,22 @@ def test_sizes_live_in_the_chapter_module_and_the_package_reexports_them():
     # the figure module draws only: no size table, no settings, no runs of its own
     assert not hasattr(fig_cm, "SETTINGS")
     assert not {"data_config", "train_config", "samples_data", "table1_result"} & set(fig_cm.__all__)
+
+
+def test_gap_bars_pair_each_comparison_and_skip_missing_variants():
+    res = _result([(0.80, 0.60, 0.20), (0.90, 0.70, 0.30)])
+    bars = fig_cm.gap_bars(res)
+    # the paper's row, then zero-shot and probe against crop + flip; no jitter run: no third pair
+    assert [b[0].split("\n")[0] for b in bars] == ["paper,", "zero-shot vs", "linear probe vs"]
+    assert bars[0][1:] == (PAPER["multi"]["test"], PAPER["single"]["test"])
+    assert bars[1][1:] == (pytest.approx(0.85), pytest.approx(0.25))
+    assert bars[2][1:] == (pytest.approx(0.65), pytest.approx(0.25))
+    fig, paths = fig_cm.plot_gap(res)
+    try:
+        texts = [t.get_text() for t in fig.axes[0].texts]
+        assert texts == [f"gap {100 * (PAPER['multi']['test'] - PAPER['single']['test']):.0f} pts",
+                         "gap 60 pts", "gap 40 pts"]
+        assert paths == [] and fig.get_size_inches()[0] <= 8.0
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)

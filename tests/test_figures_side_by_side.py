@@ -91,3 +91,18 @@ def test_sizes_default_is_what_the_chapter_computed():
     assert tiny.n_epochs < 200 and tiny.d < 2000
     with pytest.raises(ValueError, match="size='medium' is unknown; valid: 'tiny', 'default', 'full'"):
         ex.config("medium")
+
+
+def test_sensitivity_table_prints_each_value_with_the_means_over_seeds():
+    loss = torch.tensor([[0.5, 0.7], [1.0, 3.0]], dtype=torch.float64)
+    acc = torch.tensor([[0.6, 0.8], [0.9, 0.95]], dtype=torch.float64)
+    metrics = {"loss": loss, "adapt": acc, "transfer": acc - 0.1}
+    sens = ex.Sensitivity(base=CFG, seeds=[0, 1], grid={"tau": [0.1, 1.0]},
+                          sweep={"tau": {"single": metrics, "multi": {k: v + 0.01 for k, v in metrics.items()}}})
+    lines = str(sens).splitlines()
+    assert len(lines) == 3 and lines[0].split()[:2] == ["loss", "single"]
+    first, second = lines[1].split(), lines[2].split()
+    assert first[0] == "tau=0.1" and second[0] == "tau=1.0"
+    # the means over the two seeds: loss 0.6 / 0.61, adapt 0.70 / 0.71, transfer 0.60 / 0.61
+    assert first[1:3] == ["0.600", "0.610"] and first[4:6] == ["0.70", "0.71"] and first[7:9] == ["0.60", "0.61"]
+    assert second[1:3] == ["2.000", "2.010"] and second[4:6] == ["0.93", "0.94"]

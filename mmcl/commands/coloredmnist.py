@@ -61,7 +61,8 @@ def run(args) -> int:
     from mmcl.experiments.coloredmnist.tables import format_sensitivity, format_table
     from mmcl.experiments.coloredmnist.train import TrainConfig
     # the command writes the chapter's figures, drawn in the figures layer (imported at run time only)
-    from mmcl.figures.coloredmnist import plot_feature_probes, plot_probe_l2, plot_samples, plot_table1
+    from mmcl.figures.coloredmnist import (plot_feature_probes, plot_gap, plot_probe_l2, plot_samples,
+                                           plot_table1)
 
     check_int("--seeds", args.seeds)
     if args.epochs is not None:
@@ -85,7 +86,7 @@ def run(args) -> int:
     paths = [res.write_json(out / "results.json")]
     (out / "table1.md").write_text(format_table(res) + "\n")
     paths.append(out / "table1.md")
-    for plot in (plot_table1, plot_feature_probes, plot_probe_l2):
+    for plot in (plot_gap, plot_table1, plot_feature_probes, plot_probe_l2):
         fig, ps = plot(res, out)
         plt.close(fig)
         paths += ps

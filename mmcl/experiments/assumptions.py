@@ -32,6 +32,7 @@ from mmcl.experiments.sizes import figure1_config, pick
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData, sample_synthetic_batch
 from mmcl.proofs import assumptions as A
+from mmcl.proofs.preactivations import preactivation_history
 
 __all__ = ["AssumptionsSizes", "BY_SIZE", "sizes", "DELTA", "config", "AnticoncentrationCurves",
            "anticoncentration_curves", "conditions_result", "Figure1Runs", "figure1_runs", "CMuSweep",
@@ -126,6 +127,20 @@ class Figure1Runs:
     seeds: List[int]
     data: SyntheticData
     runs: Dict[str, Trajectory]
+
+    def leakage(self) -> Dict[str, float]:
+        """Per mode, the largest leakage of the noise coefficients into the signal inner product
+        over every seed, step and neuron: ``max |<w_r(t), mu> - <w_r(0), mu> - gamma_r(t)|``, the
+        part of ``<w_r(t), mu>`` that Lemma D.2 bounds."""
+        out = {}
+        for mode, traj in self.runs.items():
+            signal = preactivation_history(traj, self.data).signal  # (seeds, steps, m)
+            out[mode] = float((signal - signal[:, :1] - traj.gamma).abs().amax())
+        return out
+
+    def initial_scale(self) -> float:
+        """The median of ``|<w_r(0), mu>|`` over seeds and neurons."""
+        return float((self.data.W0 @ self.data.mu[..., None]).abs().median())
 
 
 @functools.lru_cache(maxsize=2)

@@ -97,6 +97,22 @@ class Sensitivity:
     grid: Dict[str, list]
     sweep: Dict[str, Dict[str, Dict[str, torch.Tensor]]]
 
+    def table(self) -> str:
+        """One line per varied value: the final loss and the OOD accuracy under both protocols
+        (``adapt``, ``transfer``), single- against multi-modal, each the mean over the seeds."""
+        lines = [f"{'':<13}{'loss single':>12}{'multi':>7} | {'adapt single':>12}{'multi':>6}"
+                 f" | {'transfer single':>15}{'multi':>6}"]
+        for name, values in self.grid.items():
+            s_, m_ = self.sweep[name]["single"], self.sweep[name]["multi"]
+            for k, v in enumerate(values):
+                lines.append(f"{f'{name}={v}':<13}{s_['loss'][k].mean():>12.3f}{m_['loss'][k].mean():>7.3f}"
+                             f" | {s_['adapt'][k].mean():>12.2f}{m_['adapt'][k].mean():>6.2f}"
+                             f" | {s_['transfer'][k].mean():>15.2f}{m_['transfer'][k].mean():>6.2f}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
 
 @functools.lru_cache(maxsize=2)
 def sensitivity_result(size: str = "default", device: str = "cpu") -> Sensitivity:

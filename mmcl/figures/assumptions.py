@@ -39,26 +39,26 @@ def plot_anticoncentration(curves: AnticoncentrationCurves):
     r, exact, b1, b2 = curves.r, curves.exact, curves.corrected, curves.printed
     r_max = float(r[-1])
     with style():
-        fig, (ax, ax1) = plt.subplots(1, 2, figsize=(13, 4.3))
-        ax.plot(r, b1, color=COLORS["multi"], lw=3, label=r"bound $\sqrt{1-e^{-2c^2/(\pi\sigma^2)}}$")
+        fig, (ax, ax1) = plt.subplots(1, 2, figsize=(8.0, 3.6))
+        ax.plot(r, b1, color=COLORS["accent"], lw=3, label="corrected bound")
         ax.plot(r, exact, color="k", lw=1.2, label=r"exact $P(|x|\leq c)$")
-        ax.plot(r, b2, color=COLORS["single"], ls="--", label="bound as printed (factor 2)")
+        ax.plot(r, b2, color=COLORS["reference"], ls="--", label="as printed (factor 2)")
         ax.axhline(1.0, color=COLORS["reference"], lw=0.8, ls=":")
         for a_ in (ax, ax1):
-            a_.axvspan(curves.vacuous_from, r_max, color=COLORS["single"], alpha=0.08)
+            a_.axvspan(curves.vacuous_from, r_max, color=COLORS["reference"], alpha=0.08)
             a_.set_xlabel(r"$c/\sigma$")
-        ax.text(1.6, 0.35, "printed bound\nvacuous here", color=COLORS["single"], ha="center", fontsize=10)
+        ax.text(2.0, 1.25, "printed bound\nvacuous here", color=COLORS["reference"], ha="center", fontsize=10)
         ax.set_ylabel("probability")
         ax.set_ylim(0, 2.05)
-        ax.set_title("Lemma B.1: anti-concentration of a centred Gaussian")
-        ax.legend(loc="upper left", fontsize=10)
-        ax1.plot(r, b1 / exact, color=COLORS["multi"], lw=2, label="corrected bound / exact")
-        ax1.plot(r, b2 / exact, color=COLORS["single"], ls="--", label="printed bound / exact")
+        ax.set_title("Lemma B.1: $P(|x|\\leq c)$ and its bounds")
+        ax.legend(loc="lower right", fontsize=9)
+        ax1.plot(r, b1 / exact, color=COLORS["accent"], lw=2, label="corrected / exact")
+        ax1.plot(r, b2 / exact, color=COLORS["reference"], ls="--", label="printed / exact")
         ax1.axhline(1.0, color=COLORS["reference"], lw=0.8, ls=":")
         ax1.set_ylim(0.9, 2.1)
         ax1.set_ylabel("bound / exact probability")
         ax1.set_title("How loose each bound is")
-        ax1.legend(loc="center right", fontsize=10)
+        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=9)
     return fig
 
 
@@ -72,16 +72,17 @@ def plot_conditions(conditions: List[A.Condition]):
     from matplotlib.patches import Patch
 
     with style():
-        fig, ax = plt.subplots(figsize=(9, 7.2))
+        fig, ax = plt.subplots(figsize=(7.0, 6.0))
         keys = [cd.key for cd in conditions][::-1]
         logf = torch.tensor([math.log10(cd.factor) for cd in conditions][::-1])
-        colors = [COLORS["multi"] if cd.holds else COLORS["single"] for cd in conditions][::-1]
+        colors = [COLORS["accent"] if cd.holds else COLORS["reference"] for cd in conditions][::-1]
         ax.barh(range(len(keys)), logf.clamp(-10, 3).numpy(), color=colors)
         ax.axvline(0, color="k", lw=1)
         ax.set_yticks(range(len(keys)), keys)
-        ax.set_xlabel(r"$\log_{10}$ of the factor by which a condition holds ($>0$) or fails ($<0$)")
-        ax.set_title(r"Assumption 4.1 at the Figure 1 settings ($\delta=0.1$)")
-        ax.legend([Patch(color=COLORS["multi"]), Patch(color=COLORS["single"])], ["holds", "fails"], loc="lower left")
+        ax.set_xlabel(r"$\log_{10}$ of the margin: holds ($>0$) or fails ($<0$)")
+        n_fail = sum(not cd.holds for cd in conditions)
+        ax.set_title(f"Assumption 4.1 at Figure 1: {n_fail} of {len(conditions)} conditions fail")
+        ax.legend([Patch(color=COLORS["accent"]), Patch(color=COLORS["reference"])], ["holds", "fails"], loc="lower left")
     return fig
 
 
@@ -96,7 +97,7 @@ def plot_c_mu(res: CMuSweep):
 
     sweep, base, c_proof, c_balance = res.sweep, res.base, res.c_proof, res.c_balance
     with style():
-        fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(13, 4.6))
+        fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.0, 4.6))
         x = torch.tensor(res.c_mus)
         for proto, ls, mk in (("adapt", "-", "o"), ("transfer", "--", "s")):
             y = sweep[proto]
@@ -117,15 +118,15 @@ def plot_c_mu(res: CMuSweep):
                 ax.axvline(xv, color=COLORS["reference"], lw=0.8, ls=":")
             ax.set_xlabel(r"$C_\mu=\Vert\tilde{\mu}\Vert/\Vert\mu\Vert$")
         for xv, txt in ((c_balance, "exponent 1"), (A.C_MU_PAPER, "paper: 2.66"),
-                        (c_proof, f"proof at {res.n_snr2:.2f}")):
+                        (c_proof, "proof needs")):
             ax0.text(xv, 0.46, txt, rotation=90, va="bottom", ha="right", fontsize=9, color=COLORS["reference"])
         ax0.set_ylim(0.45, 1.0)
         ax0.set_ylabel("final OOD accuracy")
-        ax0.set_title("Downstream accuracy")
-        ax0.legend(loc="center right", fontsize=9)
+        ax0.set_title("OOD accuracy")
+        ax0.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=9)
         ax1.set_ylabel("final coefficient")
-        ax1.set_title("Signal learning and noise memorisation")
-        ax1.legend(loc="center right", fontsize=9)
+        ax1.set_title("Signal and noise")
+        ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=9)
     return fig
 
 
@@ -145,7 +146,7 @@ FIGURES = [
     FigureSpec("ch7-anticoncentration", "Lemma B.1: exact P(|x| ≤ c) against the corrected bound and the bound as "
                "printed (factor 2), and their ratios", CHAPTER, LABEL, _anticoncentration),
     FigureSpec("ch7-conditions", "Each explicit condition of Assumption 4.1 at the Figure 1 settings (δ = 0.1): "
-               "log₁₀ of the factor by which it holds or fails", CHAPTER, LABEL, _conditions),
+               "log₁₀ of the factor by which it holds or fails", CHAPTER, LABEL, _conditions, takeaway=True),
     FigureSpec("ch7-c-mu", "Breaking C_μ ≥ 2.66: final OOD accuracy, max γ and max ρ of the multi-modal network "
                "for C_μ from 0.5 to 6 (3 seeds), against the single-modal baseline", CHAPTER, LABEL, _c_mu),
 ]

@@ -5,9 +5,9 @@ The runs and the data shown are :mod:`mmcl.experiments.coloredmnist.chapter`'s (
 :mod:`mmcl.experiments.coloredmnist`): :func:`~mmcl.experiments.coloredmnist.chapter.table1_result`
 (:func:`mmcl.experiments.coloredmnist.table1.run_table1` over the runs of a size, shared by three
 figures) and :func:`~mmcl.experiments.coloredmnist.chapter.samples_data` (the ColoredMNIST of seed 0).
-This module draws them: :func:`plot_samples`, :func:`plot_table1`, :func:`plot_feature_probes`
+This module draws them: :func:`plot_gap` (the takeaway), :func:`plot_samples`, :func:`plot_table1`, :func:`plot_feature_probes`
 and :func:`plot_probe_l2` (each returns ``(fig, paths)``, paths empty unless ``out_dir`` is given),
-and registers the four figures.
+and registers the five figures.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, save_figure, style
 
-__all__ = ["LABELS", "RUN_LABELS", "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2",
+__all__ = ["LABELS", "RUN_LABELS", "GAP_GROUPS", "gap_bars", "plot_gap", "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2",
            "FIGURES"]
 
 LABEL = "sec-coloredmnist"
@@ -72,6 +72,58 @@ def _finish(fig, name: str, out_dir):
     return fig, paths
 
 
+#: The comparisons of :func:`plot_gap`: (label, multi-modal variant, single-modal variant).
+GAP_GROUPS = (
+    ("zero-shot vs\nSimCLR crop+flip", "multi_zero_shot", "single_crop_flip"),
+    ("linear probe vs\nSimCLR crop+flip", "multi_linear_probe", "single_crop_flip"),
+    ("linear probe vs\nSimCLR +jitter+grey", "multi_linear_probe", "single_color_jitter"),
+)
+
+
+def gap_bars(result: Table1Result):
+    """The bars of :func:`plot_gap`: ``(label, multi, single)`` test accuracies (fractions, mean
+    over seeds), the paper's Table 1 first, then each comparison of :data:`GAP_GROUPS` whose two
+    variants the result holds."""
+    s = result.summary()
+    bars = [("paper,\nTable 1", PAPER["multi"]["test"], PAPER["single"]["test"])]
+    bars += [(label, s[m]["test"]["mean"], s[v]["test"]["mean"]) for label, m, v in GAP_GROUPS
+             if m in s and v in s]
+    return bars
+
+
+def plot_gap(result: Table1Result, out_dir=None, name: str = "coloredmnist-gap"):
+    """The takeaway: reversed-colour test accuracy, multi-modal (blue) against single-modal
+    (vermilion), for the paper's Table 1 (open bars) and for our runs under the paper's protocol
+    (zero-shot against SimCLR with crop and flip) and under the same linear probe for both, with
+    and without colour jitter; the gap in points above each pair.  Returns ``(fig, paths)``."""
+    import matplotlib.pyplot as plt
+
+    from matplotlib.patches import Patch
+
+    bars = gap_bars(result)
+    with style():
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        w = 0.38
+        for k, (label, m, v) in enumerate(bars):
+            paper = k == 0
+            for dx, val, mode in ((-w / 2, m, "multi"), (w / 2, v, "single")):
+                ax.bar(k + dx, 100 * val, w, color="white" if paper else COLORS[mode],
+                       edgecolor=COLORS[mode], lw=2, hatch="//" if paper else None,
+                       label=None if k != 1 else f"{mode}-modal")
+            ax.text(k, 100 * max(m, v) + 3, f"gap {100 * (m - v):.0f} pts", ha="center")
+        ax.axhline(10, color=COLORS["reference"], ls=":", lw=1.2)
+        ax.set_xticks(range(len(bars)), [b[0] for b in bars])
+        ax.set_ylim(0, 114)  # room for the legend above the bars
+        ax.set_yticks(range(0, 101, 20))
+        ax.set_ylabel("test accuracy, colours reversed (%)")
+        ax.set_title("ColoredMNIST: the gap depends on how it is measured")
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(Patch(facecolor="white", edgecolor=COLORS["reference"], hatch="//"))
+        ax.legend(handles, labels + ["the paper"], loc="upper right", ncols=3)
+        ax.grid(axis="x", visible=False)
+    return _finish(fig, name, out_dir)
+
+
 def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredmnist"):
     """Horizontal bars of train (light) and test (OOD, dark) accuracy per variant, mean +- 1 s.d.
     over seeds, under the paper's two rows.  Returns ``(fig, paths)`` (paths empty if
@@ -85,7 +137,7 @@ def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredm
             ("paper_single", PAPER["single"]["train"], 0, PAPER["single"]["test"], 0)]
     rows += [(v, m["train"]["mean"], m["train"]["sd"], m["test"]["mean"], m["test"]["sd"]) for v, m in s.items()]
     with style():
-        fig, ax = plt.subplots(figsize=(9.0, 0.55 * len(rows) + 1.6))
+        fig, ax = plt.subplots(figsize=(7.8, 0.5 * len(rows) + 1.6))
         y = torch.arange(len(rows), dtype=torch.float64).flip(0).tolist()
         h = 0.38
         for yi, (v, tr, trs, te, tes) in zip(y, rows):
@@ -120,7 +172,7 @@ def plot_feature_probes(result: Table1Result, out_dir=None, name: str = "colored
     ps = result.probe_summary()
     runs = list(ps)
     with style():
-        fig, ax = plt.subplots(figsize=(9.0, 4.4))
+        fig, ax = plt.subplots(figsize=(7.8, 4.4))
         x = torch.arange(len(runs), dtype=torch.float64)
         w = 0.38
         for k, (key, hatch, lab) in enumerate((("digit", "", "digit probe"), ("colour", "//", "colour probe"))):
@@ -152,22 +204,34 @@ def plot_samples(data: ColoredMNIST, n_per_split: int = 10, out_dir=None, name: 
         missing = sorted({k % 10 for k in range(n_per_split)} - set(sp.label.tolist()))
         if missing:
             raise ValueError(f"data: the {title} split has no digit labelled {missing}; use more images")
+    tiles, names = [], []
+    for title, sp in (("train", data.train), ("test", data.test)):
+        row = []
+        for k in range(n_per_split):
+            idx = torch.nonzero(sp.label == k % 10)[0]
+            img = sp.images(idx)[0].permute(1, 2, 0).clamp(0, 1)
+            pad = torch.ones(img.shape[0], max(1, img.shape[1] // 7), 3)  # a white gutter
+            row += [img, pad]
+            names.append((k, title, PALETTE_NAMES[int(sp.colour[idx])]))
+        tiles.append(torch.cat(row[:-1], dim=1))
+    gap = torch.ones(max(1, tiles[0].shape[0] // 2), tiles[0].shape[1], 3)
+    mosaic = torch.cat([tiles[0], gap, tiles[1]], dim=0)
+    size = tiles[0].shape[0]
+    step = size + max(1, size // 7)
     with style():
-        fig, axes = plt.subplots(2, n_per_split, figsize=(1.0 * n_per_split + 0.6, 2.9), squeeze=False)
-        for row, (title, sp) in enumerate((("train", data.train), ("test", data.test))):
-            for k in range(n_per_split):
-                idx = torch.nonzero(sp.label == k % 10)[0]
-                img = sp.images(idx)[0].permute(1, 2, 0).clamp(0, 1).numpy()
-                ax = axes[row, k]
-                ax.imshow(img, interpolation="nearest")
-                ax.set_xticks([])
-                ax.set_yticks([])
-                ax.grid(False)
-                for sp_ in ax.spines.values():
-                    sp_.set_visible(False)
-                ax.set_title(f"{k % 10}", fontsize=11)
-                ax.set_xlabel(PALETTE_NAMES[int(sp.colour[idx])], fontsize=9)
-            axes[row, 0].set_ylabel(title, fontsize=12)
+        fig, ax = plt.subplots(figsize=(7.5, 2.6))
+        ax.imshow(mosaic.numpy(), interpolation="nearest")
+        ax.set_xticks([k * step + size / 2 - 0.5 for k in range(n_per_split)],
+                      [str(k % 10) for k in range(n_per_split)])
+        ax.xaxis.tick_top()
+        ax.set_yticks([size / 2 - 0.5, size + gap.shape[0] + size / 2 - 0.5], ["train", "test"])
+        ax.tick_params(length=0)
+        ax.grid(False)
+        for sp_ in ax.spines.values():
+            sp_.set_visible(False)
+        for k, title, colour in names:
+            y0 = size - 0.5 if title == "train" else 2 * size + gap.shape[0] - 0.5
+            ax.text(k * step + size / 2 - 0.5, y0 + 0.3, colour, ha="center", va="top", fontsize=7)
     return _finish(fig, name, out_dir)
 
 
@@ -210,6 +274,10 @@ def _samples(size, device):
     return plot_samples(samples_data(size))[0]
 
 
+def _gap(size, device):
+    return plot_gap(table1_result(size, device))[0]
+
+
 def _table1(size, device):
     return plot_table1(table1_result(size, device))[0]
 
@@ -223,6 +291,10 @@ def _probe_l2(size, device):
 
 
 FIGURES = [
+    FigureSpec("coloredmnist-gap", "ColoredMNIST: reversed-colour test accuracy, multi-modal against single-modal, "
+               "in the paper's Table 1, under the paper's protocol (zero-shot against SimCLR with crop and flip) and "
+               "under the same linear probe for both, with and without colour jitter", CHAPTER, LABEL, _gap,
+               takeaway=True),
     FigureSpec("coloredmnist-samples", "ColoredMNIST (Table 1): the first digit of each label in the training split "
                "(colour agrees with the label 77.5 % of the time) and in the test split (colours of paired classes "
                "swapped), 14 × 14 px", CHAPTER, LABEL, _samples),
