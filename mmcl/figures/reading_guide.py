@@ -130,9 +130,9 @@ def plot_sharpest(sweep):
         for ax, (nu, title) in zip(axes, panels):
             for mode in ("single", "multi"):
                 for protocol, ls in (("adapt", "-"), ("transfer", "--")):
-                    E = torch.stack([e.double() for e in sweep.errors(mode, nu, protocol)], 1)  # (S, sizes)
-                    mean = E.mean(0)
-                    sd = E.std(0, correction=0) if E.shape[0] > 1 else torch.zeros_like(mean)
+                    errs = [e.double() for e in sweep.errors(mode, nu, protocol)]  # seeds vary with n
+                    mean = torch.stack([e.mean() for e in errs])
+                    sd = torch.stack([e.std(correction=0) for e in errs])
                     ax.plot(n, mean, color=COLORS[mode], ls=ls, marker="o", ms=3)
                     ax.fill_between(n, mean - sd, mean + sd, color=COLORS[mode], alpha=0.15, lw=0)
             ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
