@@ -107,7 +107,7 @@ _PROTOCOLS = ("adapt", "transfer")
 
 def error_table(sweep: DecisiveSweep) -> str:
     """The mean OOD error over seeds at every ``n`` of ``sweep``: one row per ``n`` (with its
-    number of seeds), one column per mode, ``nu`` (:data:`~mmcl.experiments.theorems_regime.NUS`)
+    number of seeds), one column per mode, ``nu`` (``NUS``: ``"sec33"`` and ``"parallel"``)
     and protocol, headed ``mode/nu/protocol`` (shortened); three decimals."""
     cols = [(m, nu, p) for m in _MODES for nu in NUS for p in _PROTOCOLS]
     head = f"{'n':>6} {'seeds':>5}  " + "  ".join(
