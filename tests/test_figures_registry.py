@@ -18,6 +18,7 @@ CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
 SPECS = registry.figures()
 PAGE_WIDTH = 8.0  # inches: the widest figure the book's column shows legibly
 MAX_PANELS = 4  # more panels than this is a dashboard; draw two figures instead
+SLIDE_TYPE = 11.5  # points: the smallest text a takeaway figure may carry on a 13.3 x 7.5 in slide
 # plotting calls that belong in mmcl/figures/, not in a chapter's code cells
 PLOTTING = re.compile(r"plt\.subplots\(|plt\.figure\(|\.plot\(|\.imshow\(|\.scatter\(|\.fill_between\(|\.bar\(|\.hist\(")
 
@@ -208,3 +209,20 @@ def test_a_figure_for_a_talk_is_16_by_9_with_slide_sized_type(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["figure", "fig1", "--style", "talk", "--out", str(tmp_path)])
     assert "fig1-dynamics --style talk" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", [n for n, s in SPECS.items() if s.takeaway])
+def test_a_takeaway_figure_reads_on_a_slide(name):
+    """Each chapter's takeaway figure, drawn for a talk: 16:9, and no text smaller than a slide
+    can show (a fixed small font size would not grow with the talk style)."""
+    from matplotlib.text import Text
+
+    fig = registry.make(name, "tiny", style="talk")
+    try:
+        w, h = fig.get_size_inches()
+        assert abs(w / h - 16 / 9) < 0.01, f"{name}: {w:.2f} x {h:.2f} in is not 16:9"
+        small = sorted({(round(t.get_fontsize(), 1), t.get_text()[:30]) for t in fig.findobj(Text)
+                        if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SLIDE_TYPE})
+        assert not small, f"{name}: text below {SLIDE_TYPE} pt on a slide: {small[:5]}"
+    finally:
+        plt.close(fig)

@@ -61,7 +61,7 @@ def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics
         # the line styles of the accuracy panel are explained where there is room: in the loss panel
         axes[0].legend([Line2D([], [], color="k", ls="-"), Line2D([], [], color="k", ls="--")],
                        ["OOD acc.: adapt (head fit on OOD)", "OOD acc.: transfer (head fit on train)"],
-                       loc="center right", fontsize=9)
+                       loc="center right", fontsize="small")
         fig.suptitle(f"Single- vs multi-modal contrastive learning (mean $\\pm$ 1 s.d. over {len(result.seeds)} seeds)")
         paths = save_figure(fig, name, out_dir) if save else []
     return fig, paths
@@ -141,11 +141,11 @@ def plot_sharpest(sweep):
             ax.set_xlabel("training samples $n$")
         axes[0].set_ylabel("OOD test error")
         axes[0].set_ylim(-0.03, 0.62)
-        axes[1].text(n[0], 0.515, "chance", color=COLORS["reference"], fontsize=9, va="bottom")
+        axes[1].text(n[0], 0.515, "chance", color=COLORS["reference"], fontsize="small", va="bottom")
         handles = [Line2D([], [], color=COLORS[m], label=labels[m]) for m in labels]
         handles += [Line2D([], [], color="k", ls="-", label="head refit on OOD"),
                     Line2D([], [], color="k", ls="--", label="head from training")]
-        axes[0].legend(handles=handles, loc="center left", fontsize=8)
+        axes[0].legend(handles=handles, loc="center left", fontsize="x-small")
     return fig
 
 
