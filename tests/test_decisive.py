@@ -159,3 +159,32 @@ def test_the_pages_tables_print_the_runs_means(runs):
     assert f"multi-modal: final loss {float(r.modes['multi'].loss.mean()):.4f}" in summary
     adapt = float(r.modes["multi"].error["sec33", "adapt"].mean())
     assert f"sec33 nu: OOD error adapt {adapt:.3f}" in summary
+
+
+def test_the_pages_other_tables_read_the_runs_own_numbers(runs):
+    """parts_table, ablation_table, chains_table and init_table (what the chapter prints) show the
+    run's numbers, one line per item."""
+    from mmcl.experiments import decisive_runs as experiment
+
+    r = runs["float64"]
+    sweep = tr.DecisiveSweep(sizes=[40], by_n={40: r})
+    res = r.modes["multi"]
+    parts = experiment.parts_table(sweep).splitlines()
+    assert len(parts) == len(experiment.PARTS_SHOWN)
+    for line, (v, part) in zip(parts, experiment.PARTS_SHOWN):
+        assert line == f"n = 40: rms of the {part} part of <w, {v}>: {float(res.parts[v, part].mean()):.3g}"
+    abl = experiment.ablation_table(sweep).splitlines()
+    assert len(abl) == sum(len(res.ablation[nu]) for nu in tr.NUS)
+    nu, (variant, acc) = tr.NUS[0], next(iter(res.ablation[tr.NUS[0]].items()))
+    assert abl[0].split() == [nu, *variant.split(), *[w for p in acc for w in
+                                                     (p, "error", f"{float(1 - acc[p].mean()):.3f}")]]
+    init = experiment.init_table(sweep)
+    assert f"B_+(0) mean {float(r.B_plus0.mean()):.3g} (formula {r.b0_mean:.3g})" in init
+    assert f"Lemma C.10 holds for {float(r.c10_fraction.mean()):.1%} of the pairs" in init
+    c = tr.DecisiveChains(n=40, cfg=r.cfg, feasible16=(1.25, 0.75), factor17=2.5, c18_holds=False,
+                          feasible13=((0.0, 1.0), (0.0, 1.0)), d12_ratio=(1.5, 2.5), d14_fail=0.25,
+                          factor14=3.0, d15_holds=True, horizon_single=[1], horizon_multi=[1])
+    line = experiment.chains_table({40: c})
+    assert line.startswith("n = 40: C.16 interval 1.25 .. 0.75, C.17 factor 2.50, C.18 holds: False")
+    assert "D.12 distance / (sqrt(m)/||mu||) 1.50, 2.50; D.14 slack < 0 on 25% of" in line
+    assert line.endswith("(factor 3.00); D.15 holds: True")

@@ -28,7 +28,8 @@ from mmcl.experiments.theorems_regime import (N_DECISIVE, NUS, DecisiveChains, D
                                               run_decisive_sweep)
 
 __all__ = ["DecisiveSizes", "BY_SIZE", "sizes", "decisive_sweep", "decisive_chains_by_n", "decisive_point",
-           "premises_by_n", "error_table", "point_summary", "PREMISE_SIZES"]
+           "premises_by_n", "error_table", "point_summary", "parts_table", "ablation_table",
+           "chains_table", "init_table", "PREMISE_SIZES"]
 
 #: The ``n`` at which the premises are evaluated besides the sweep's: the first at which 4a holds and 10^4.
 PREMISE_SIZES = (N_DECISIVE, 10000)
@@ -139,3 +140,47 @@ def point_summary(point: DecisiveRun) -> str:
         lines.append("  <w_r, zeta> by part " + ", ".join(
             f"{k} {float(res.parts['zeta', k].mean()):.2g}" for k in parts))
     return "\n".join(lines)
+
+
+#: The parts of a feature's response that :func:`parts_table` prints: ``(input, part)``.
+PARTS_SHOWN = (("parallel", "signal"), ("sec33", "signal"), ("sec33", "init"), ("zeta", "init"),
+               ("zeta", "memorised"))
+
+
+def parts_table(sweep: DecisiveSweep, mode: str = "multi") -> str:
+    """At the sweep's largest ``n``: the root mean square (mean over seeds) of the parts of
+    ``<w_r, v>`` that decide the OOD error (:data:`PARTS_SHOWN`), one line each."""
+    n = sweep.sizes[-1]
+    res = sweep.by_n[n].modes[mode]
+    return "\n".join(f"n = {n}: rms of the {part} part of <w, {v}>: {float(res.parts[v, part].mean()):.3g}"
+                     for v, part in PARTS_SHOWN)
+
+
+def ablation_table(sweep: DecisiveSweep, mode: str = "multi") -> str:
+    """At the sweep's largest ``n``: the OOD error (mean over seeds) of every ablated feature
+    (``ModeResult.ablation``), one line per test signal and variant, both protocols."""
+    res = sweep.by_n[sweep.sizes[-1]].modes[mode]
+    return "\n".join(f"{nu:>8} {variant:<26} " + "  ".join(
+        f"{p} error {float(1 - acc[p].mean()):.3f}" for p in acc)
+        for nu in NUS for variant, acc in res.ablation[nu].items())
+
+
+def chains_table(chains: Dict[int, DecisiveChains]) -> str:
+    """Appendices C.2 and D.2 re-taken at each ``n`` (:class:`DecisiveChains`), one line per ``n``."""
+    return "\n".join(
+        f"n = {n}: C.16 interval {c.feasible16[0]:.2f} .. {c.feasible16[1]:.2f}, C.17 factor "
+        f"{c.factor17:.2f}, C.18 holds: {c.c18_holds}; D.12 distance / (sqrt(m)/||mu||) "
+        f"{c.d12_ratio[0]:.2f}, {c.d12_ratio[1]:.2f}; D.14 slack < 0 on {c.d14_fail:.0%} of "
+        f"stage-2 steps (factor {c.factor14:.2f}); D.15 holds: {c.d15_holds}"
+        for n, c in chains.items())
+
+
+def init_table(sweep: DecisiveSweep) -> str:
+    """Lemmas C.9 and C.10 at initialisation, at every ``n`` of the sweep: the mean of
+    ``B_+(0)`` against its formula and Lemma C.9's bound, and the share of pairs where Lemma
+    C.10 holds."""
+    return "\n".join(
+        f"n = {n:>5}: B_+(0) mean {float(r.B_plus0.mean()):.3g} (formula {r.b0_mean:.3g}) vs Lemma "
+        f"C.9's bound {r.c9_bound:.3g}; Lemma C.10 holds for {float(r.c10_fraction.mean()):.1%} "
+        "of the pairs"
+        for n, r in ((n, sweep.by_n[n]) for n in sweep.sizes))
