@@ -49,7 +49,9 @@ def _run_figure(args) -> int:
 
     if args.list:
         for spec in registry.figures().values():
-            print(f"{spec.name:<28} {spec.chapter:<24} {spec.caption}")
+            mark = "*" if spec.takeaway else " "
+            print(f"{mark} {spec.name:<28} {spec.chapter:<24} {spec.caption}")
+        print("* a chapter's takeaway figure (for a slide: mmcl figure NAME --style talk --out DIR)")
         return 0
     if not args.name:
         raise ValueError("give a figure NAME (mmcl figure --list shows them) or --list")

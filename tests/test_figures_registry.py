@@ -169,6 +169,8 @@ def test_registry_rejects_unknown_names_and_sizes():
 
 def test_figures_page_table_has_one_row_per_figure():
     rows = [r for r in registry.registry_markdown().splitlines() if r.startswith("| <a href")]
+    marked = [re.search(r"<code>([a-z0-9\-]+)</code>", r).group(1) for r in rows if "**Takeaway.**" in r]
+    assert marked == [n for n, s in SPECS.items() if s.takeaway]
     assert [re.search(r"<code>([a-z0-9\-]+)</code>", r).group(1) for r in rows] == list(SPECS)
 
 
@@ -176,6 +178,8 @@ def test_cli_lists_and_makes_a_registered_figure(tmp_path, capsys):
     assert main(["figure", "--list"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in SPECS)
+    starred = {ln.split()[1] for ln in listed.splitlines() if ln.startswith("* ") and "--style" not in ln}
+    assert starred == {n for n, s in SPECS.items() if s.takeaway} and len(starred) >= 14
     assert main(["figure", "fig1-dynamics-grid", "--out", str(tmp_path), "--size", "tiny"]) == 0
     for ext in ("pdf", "svg", "png"):
         assert (tmp_path / f"fig1-dynamics-grid.{ext}").stat().st_size > 1000

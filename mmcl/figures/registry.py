@@ -168,9 +168,11 @@ def _cell(text: str) -> str:
 
 def registry_markdown() -> str:
     """The Figures page's table (MyST markdown): name (linked to the PNG of the last build),
-    caption, the chapter that shows it, and the command that makes it without the book."""
+    caption (a chapter's takeaway figure marked **Takeaway**), the chapter that shows it, and the
+    command that makes it without the book."""
     rows = ["| name | caption | chapter | command |", "|---|---|---|---|"]
     for spec in figures().values():
-        rows.append(f"| <a href=\"../figures/{spec.name}.png\"><code>{spec.name}</code></a> | {_cell(spec.caption)} | "
+        caption = ("**Takeaway.** " if spec.takeaway else "") + _cell(spec.caption)
+        rows.append(f"| <a href=\"../figures/{spec.name}.png\"><code>{spec.name}</code></a> | {caption} | "
                     f"{{ref}}`{spec.label}` | `mmcl figure {spec.name} --out DIR` |")
     return "\n".join(rows) + "\n"
