@@ -149,7 +149,7 @@ PARTS_SHOWN = (("parallel", "signal"), ("sec33", "signal"), ("sec33", "init"), (
 
 def parts_table(sweep: DecisiveSweep, mode: str = "multi") -> str:
     """At the sweep's largest ``n``: the root mean square (mean over seeds) of the parts of
-    ``<w_r, v>`` that decide the OOD error (:data:`PARTS_SHOWN`), one line each."""
+    ``<w_r, v>`` that decide the OOD error (``PARTS_SHOWN``), one line each."""
     n = sweep.sizes[-1]
     res = sweep.by_n[n].modes[mode]
     return "\n".join(f"n = {n}: rms of the {part} part of <w, {v}>: {float(res.parts[v, part].mean()):.3g}"
@@ -166,7 +166,7 @@ def ablation_table(sweep: DecisiveSweep, mode: str = "multi") -> str:
 
 
 def chains_table(chains: Dict[int, DecisiveChains]) -> str:
-    """Appendices C.2 and D.2 re-taken at each ``n`` (:class:`DecisiveChains`), one line per ``n``."""
+    """Appendices C.2 and D.2 re-taken at each ``n`` (``DecisiveChains``), one line per ``n``."""
     return "\n".join(
         f"n = {n}: C.16 interval {c.feasible16[0]:.2f} .. {c.feasible16[1]:.2f}, C.17 factor "
         f"{c.factor17:.2f}, C.18 holds: {c.c18_holds}; D.12 distance / (sqrt(m)/||mu||) "
