@@ -17,7 +17,7 @@ from mmcl.downstream.response import PARTS, VARIANTS, DownstreamResult
 from mmcl.experiments import downstream as experiment
 from mmcl.experiments.downstream import PAPER, TILTED
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, legend_below, style
 
 __all__ = ["plot_accuracy", "plot_condition", "plot_response", "plot_ablation", "FIGURES"]
 
@@ -39,17 +39,6 @@ def _angle_title(res: DownstreamResult, c: float) -> str:
     return rf"{name}: $|\langle\nu,\mu\rangle|\,\sqrt{{d}}/\|\mu\|^2={res.condition[c]:.2g}$"
 
 
-def _legend_below(fig, axes, ncol=2):
-    """One legend for the figure, under its panels (never over the data)."""
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small", frameon=False)
-
-
 def plot_accuracy(res: DownstreamResult, angles=(PAPER, TILTED)):
     """OOD accuracy along training (mean +- 1 s.d. over seeds), both modes and protocols, one panel
     per angle of ``angles`` (at most four)."""
@@ -68,7 +57,7 @@ def plot_accuracy(res: DownstreamResult, angles=(PAPER, TILTED)):
             ax.set_ylim(0.4, 1.02)
             ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":", label="chance")
         axes[0].set_ylabel("OOD test accuracy")
-        _legend_below(fig, axes, ncol=3)
+        legend_below(fig, axes, ncol=3)
     return fig
 
 
@@ -133,7 +122,7 @@ def plot_response(res: DownstreamResult, angles=(PAPER, TILTED)):
             ax.set_yscale("log")
             ax.set_title(f"{_LABELS[mode]} features", fontsize="medium")
         axes[0].set_ylabel("mean over features and seeds")
-        _legend_below(fig, axes, ncol=2)
+        legend_below(fig, axes, ncol=2)
     return fig
 
 
@@ -169,7 +158,7 @@ def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
             ax.set_ylim(0.4, 1.02)
             ax.set_title(_angle_title(res, c), fontsize="medium")
         axes[0].set_ylabel("final OOD accuracy")
-        _legend_below(fig, axes, ncol=2)
+        legend_below(fig, axes, ncol=2)
     return fig
 
 

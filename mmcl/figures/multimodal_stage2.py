@@ -20,7 +20,7 @@ import torch
 from mmcl.experiments import multimodal_stage2 as experiment
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.proofs.scales import Stage2Scales
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, legend_below, style
 from mmcl.model.config import SyntheticConfig
 
 __all__ = ["draw_margins", "draw_loss", "draw_telescoping", "draw_scales", "FIGURES"]
@@ -36,17 +36,6 @@ CHAPTER = chapter_of(__name__)
 # variant (the signs read at T1) and the multi-modal quantities are ``multi`` blue; the noise
 # coefficients are ``accent`` green.  Nothing here is single-modal, so nothing is vermilion.
 _PAPER, _OURS, _NOISE = COLORS["reference"], COLORS["multi"], COLORS["accent"]
-
-
-def _legend_below(fig, axes, ncol=2):
-    """One legend for the figure, under its panels (never over the data)."""
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small", frameon=False)
 
 
 def draw_margins(ch: experiment.Stage2Chains):
@@ -71,7 +60,7 @@ def draw_margins(ch: experiment.Stage2Chains):
                           else r"$\langle\nabla \widetilde F_0, \widetilde W^*\rangle / 2L$")
             ax.set_title(("first network" if k == 0 else "second network") + f", t = {T}")
         axes[0].set_ylabel("count of (seed, i)")
-        _legend_below(fig, axes)
+        legend_below(fig, axes)
     return fig
 
 
@@ -137,7 +126,7 @@ def draw_telescoping(ch: experiment.Stage2Chains, cfg: SyntheticConfig):
         ax.set_yscale("log")
         ax.set_xlabel("step t")
         ax.set_title("Lemma D.15: telescoped bound")
-        _legend_below(fig, axes, ncol=3)
+        legend_below(fig, axes, ncol=3)
     return fig
 
 
@@ -167,7 +156,7 @@ def draw_scales(scales: Stage2Scales, n: int):
             ax.set_yscale("log")
             ax.set_xlabel("step t")
             ax.set_title("first network ($W$)" if k == 0 else r"second network ($\widetilde W$)")
-        _legend_below(fig, axes, ncol=3)
+        legend_below(fig, axes, ncol=3)
     return fig
 
 

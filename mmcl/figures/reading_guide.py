@@ -113,40 +113,14 @@ def plot_blueprint(verdicts=None):
 
 
 def plot_sharpest(sweep):
-    """The book's sharpest finding in one figure: the OOD test error against ``n`` for both modes
-    (mean +- 1 s.d. over seeds; solid: head refit on OOD samples, dashed: head fit on the training
-    set), under the paper's parallel test signal (left: Figure 1's contrast) and under the tilted
-    signal that the paper's own Sec. 3.3 requires (right: both modes near chance).  ``sweep`` is a
+    """The book's sharpest finding in one figure: the decisive chapter's drawing of its sweep
+    (:func:`mmcl.figures.decisive_runs.draw_errors`), the OOD test error against ``n`` for both
+    modes under the test signal that the paper's Sec. 3.3 requires (left: both modes near chance)
+    and under the paper's parallel one (right: Figure 1's contrast).  ``sweep`` is a
     :class:`mmcl.experiments.theorems_regime.DecisiveSweep`."""
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
+    from mmcl.figures.decisive_runs import draw_errors
 
-    labels = {"single": "single-modal", "multi": "multi-modal"}
-    panels = (("parallel", "the paper's test signal\n" r"$\nu = 0.4\,\mu$ (Figure 1)"),
-              ("sec33", "the test signal Sec. 3.3 requires\n" r"$|\langle\nu,\mu\rangle| \leq \|\mu\|^2/\sqrt{d}$"))
-    n = torch.tensor([float(k) for k in sweep.sizes])
-    with style():
-        fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.6), sharey=True)
-        for ax, (nu, title) in zip(axes, panels):
-            for mode in ("single", "multi"):
-                for protocol, ls in (("adapt", "-"), ("transfer", "--")):
-                    errs = [e.double() for e in sweep.errors(mode, nu, protocol)]  # seeds vary with n
-                    mean = torch.stack([e.mean() for e in errs])
-                    sd = torch.stack([e.std(correction=0) for e in errs])
-                    ax.plot(n, mean, color=COLORS[mode], ls=ls, marker="o", ms=3)
-                    ax.fill_between(n, mean - sd, mean + sd, color=COLORS[mode], alpha=0.15, lw=0)
-            ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
-            ax.set_xscale("log")
-            ax.set_title(title)
-            ax.set_xlabel("training samples $n$")
-        axes[0].set_ylabel("OOD test error")
-        axes[0].set_ylim(-0.03, 0.62)
-        axes[1].text(n[0], 0.515, "chance", color=COLORS["reference"], fontsize="small", va="bottom")
-        handles = [Line2D([], [], color=COLORS[m], label=labels[m]) for m in labels]
-        handles += [Line2D([], [], color="k", ls="-", label="head refit on OOD"),
-                    Line2D([], [], color="k", ls="--", label="head from training")]
-        axes[0].legend(handles=handles, loc="center left", fontsize="x-small")
-    return fig
+    return draw_errors(sweep)
 
 
 def _sharpest(size, device):
@@ -167,8 +141,9 @@ def _row(size, device):
 
 FIGURES = [
     FigureSpec("sharpest-finding", "The book's sharpest finding: where every premise a computation can reach "
-               "holds, the multi-modal advantage appears under the paper's test signal (left) and vanishes "
-               "under the one its Sec. 3.3 requires (right); OOD error against n, mean ± 1 s.d. over seeds",
+               "holds, the multi-modal advantage vanishes under the test signal the paper's Sec. 3.3 requires "
+               "(left) and appears only under the paper's own (right); OOD error against n, mean ± 1 s.d. over "
+               "seeds (the decisive chapter's figure decisive-errors)",
                CHAPTER, "sec-reading-guide-findings", _sharpest, takeaway=True),
     FigureSpec("fig1-dynamics", "Figure 1 of the paper: training loss, OOD accuracy (adapt and transfer heads), "
                "signal learning max_r γ_r and noise memorisation max_{r,i} ρ_{r,i}, single- vs multi-modal, "

@@ -32,7 +32,8 @@ VERDICT_STROKE = {"holds": ("#007a5a", 3.0, ""), "reach-holds": ("#007a5a", 3.0,
                   "outside": ("#a06a00", 2.5, "5,3"), "": ("#888888", 1.0, "")}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
-__all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "talk", "AUDIT_FILL", "VERDICT_STROKE", "style", "save_figure", "figure_dir"]
+__all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "talk", "AUDIT_FILL", "VERDICT_STROKE", "style", "save_figure", "figure_dir",
+           "legend_below"]
 
 
 @contextlib.contextmanager
@@ -57,6 +58,19 @@ def talk() -> Iterator[None]:
         yield
     finally:
         _TALK[0] = old
+
+
+def legend_below(fig, axes, ncol: int = 2) -> None:
+    """One legend for ``fig``, under its panels (never over the data): every distinct label of
+    ``axes``, in the order first met, in ``ncol`` columns at the style's small size.  Needs a
+    figure with ``layout="constrained"``, which makes room for it."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small", frameon=False)
 
 
 def figure_dir(default: str = "_build/figures") -> Path:
