@@ -84,7 +84,7 @@ def test_preactivations_of_many_states_of_a_batch(small_cfg, k):
     gamma, rho = tr.gamma.transpose(0, 1), tr.rho.transpose(0, 1)  # (T, B, m), (T, B, m, n)
     expected = (tr.weights @ v[:, None].transpose(-1, -2)).transpose(0, 1)  # (T, B, m, k)
     for order in (False, True):  # through the data's inner products, then through W(t)
-        with mock.patch("mmcl.dynamics.forward._weights_cheaper", return_value=order):
+        with mock.patch("mmcl.dynamics.forward.weights_cheaper", return_value=order):
             pre = mmcl.preactivations(data, gamma, rho, v)
         assert pre.shape == expected.shape
         assert torch.allclose(pre, expected, atol=1e-10, rtol=0)
@@ -102,7 +102,7 @@ def test_preactivations_of_many_runs_of_one_shared_draw(small_cfg, k):
     one = mmcl.SyntheticData.stack([draw])  # batch of one: the shared draw
     v = torch.randn(1, k, small_cfg.d, dtype=torch.float64, generator=torch.Generator().manual_seed(k))
     for order in (False, True):
-        with mock.patch("mmcl.dynamics.forward._weights_cheaper", return_value=order):
+        with mock.patch("mmcl.dynamics.forward.weights_cheaper", return_value=order):
             last = mmcl.preactivations(one, tr.gamma[:, -1], tr.rho[:, -1], v)  # (runs, m, k)
             every = mmcl.preactivations(one, tr.gamma.transpose(0, 1), tr.rho.transpose(0, 1), v)  # (T, runs, m, k)
         assert last.shape == (3, small_cfg.m, k) and every.shape == (tr.steps.shape[0], 3, small_cfg.m, k)

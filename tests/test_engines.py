@@ -163,11 +163,11 @@ def test_loss_masks_non_negatives_even_at_huge_logits(small_cfg, mode):
     if mode == "multi":
         state += [torch.zeros(m, dtype=torch.float64), 1e17 * torch.randn(m, n, generator=gen, dtype=torch.float64)]
     terms = update_terms(data, small_cfg, mode, *state)
-    W = mmcl.dynamics.forward._weights(data, state[0], state[1])
+    W = mmcl.dynamics.forward.weights(data, state[0], state[1])
     if mode == "single":
         expected = mmcl.model.losses.single_modal_loss(W[None], data, small_cfg.tau)[0]
     else:
-        Wt = mmcl.dynamics.forward._weights(data, state[2], state[3], tilde=True)
+        Wt = mmcl.dynamics.forward.weights(data, state[2], state[3], tilde=True)
         expected = mmcl.model.losses.multi_modal_loss(W[None], Wt[None], data, small_cfg.tau)[0]
     assert expected > 1e30  # the regime the test is about
     assert abs(float(terms.loss - expected)) <= 1e-9 * float(expected)

@@ -22,7 +22,7 @@ from mmcl._utils import check_int
 from mmcl.downstream.probe import standardisation
 from mmcl.model.data import OODData, SyntheticData
 from mmcl.dynamics.trajectory import Trajectory
-from mmcl.dynamics.forward import _times, _weights, _weights_cheaper, preactivations
+from mmcl.dynamics.forward import times, weights, weights_cheaper, preactivations
 from mmcl.model.losses import relu
 
 __all__ = ["PROTOCOLS", "LogisticHead", "fit_logistic", "Evaluation", "evaluate", "evaluate_all", "embeddings"]
@@ -116,13 +116,13 @@ def _embedder(data: SyntheticData, gamma, rho, k_min: int):
     """:func:`embeddings` at fixed coefficients as a function of ``(signal, y, noise)``, for
     noise sets of at least ``k_min`` rows: where forming ``W(t)`` is the cheaper order, it is
     formed once for all the sets instead of once per call."""
-    if not _weights_cheaper(data, gamma, k_min):
+    if not weights_cheaper(data, gamma, k_min):
         return lambda signal, y, noise: embeddings(data, gamma, rho, signal, y, noise)
-    W = _weights(data, gamma, rho)
+    W = weights(data, gamma, rho)
 
     def embed(signal, y, noise):
         a = preactivations(data, gamma, rho, signal[..., None, :])[..., 0]  # one vector: the cheap order
-        return _features(a, y, _times(W, noise))
+        return _features(a, y, times(W, noise))
     return embed
 
 

@@ -109,7 +109,8 @@ def head_error_floor(a: torch.Tensor, W: torch.Tensor, sigma_xi: float) -> torch
 
     ``L(f) >= 1/4 - sum_r |a_r| / (2 sqrt(2 pi) l_r)``,
 
-    ``a (..., m)`` the signal responses ``<w_r, nu>``, ``l`` from :func:`private_noise`.  Proof: the
+    ``a (..., m)`` the signal responses ``<w_r, nu>`` (or ``(..., K, m)``: ``K`` signals against the
+    same weights), ``l`` from :func:`private_noise`.  Proof: the
     error is at least ``1/2 - P(Z in J)/2`` with ``Z = <u, relu(g)>`` and ``J`` an interval of
     length ``|<u, a>|``; split on the sign of ``g_k`` for ``k`` maximising ``|u_k| l_k``: ``g_k <= 0``
     has probability 1/2, and on ``g_k > 0`` the score moves linearly with the part of ``zeta`` only
@@ -118,8 +119,11 @@ def head_error_floor(a: torch.Tensor, W: torch.Tensor, sigma_xi: float) -> torch
     (``-inf`` where some ``l_r`` is zero: no bound)."""
     a = torch.as_tensor(a, dtype=_F64)
     ell = private_noise(W, sigma_xi)
-    if a.shape != ell.shape:
-        raise ValueError(f"a {tuple(a.shape)} must have W's shape without its last dimension, {tuple(ell.shape)}")
+    if a.dim() == ell.dim() + 1:  # several signals (..., K, m) against one set of weights
+        ell = ell[..., None, :]
+    if a.shape[-1] != ell.shape[-1] or torch.broadcast_shapes(a.shape, ell.shape) != a.shape:
+        raise ValueError(f"a {tuple(a.shape)} must have W's shape without its last dimension, {tuple(ell.shape)}"
+                         " (or one more dimension before m: several signals)")
     ratio = torch.where(ell > 0, a.abs() / ell.clamp_min(1e-300), torch.full_like(a, math.inf))
     return 0.25 - ratio.sum(-1) / (2 * math.sqrt(2 * math.pi))
 

@@ -9,7 +9,7 @@ import torch
 
 from mmcl.model.data import SyntheticData
 
-__all__ = ["preactivations"]
+__all__ = ["preactivations", "weights", "times", "weights_cheaper"]
 
 
 def preactivations(data: SyntheticData, gamma, rho, vectors: torch.Tensor, tilde: bool = False) -> torch.Tensor:
@@ -25,8 +25,8 @@ def preactivations(data: SyntheticData, gamma, rho, vectors: torch.Tensor, tilde
     """
     mu, xi, W0 = _modality(data, tilde)
     v = vectors
-    if _weights_cheaper(data, gamma, v.shape[-2], tilde):
-        return _times(_weights(data, gamma, rho, tilde), v)
+    if weights_cheaper(data, gamma, v.shape[-2], tilde):
+        return times(weights(data, gamma, rho, tilde), v)
     base = W0 @ v.transpose(-1, -2)  # (B.., m, k)
     mv = (v @ mu[..., None])[..., 0] / (mu * mu).sum(-1, keepdim=True)  # (B.., k)
     xv = (xi @ v.transpose(-1, -2)) / (xi * xi).sum(-1)[..., None]  # (B.., n, k)
@@ -53,7 +53,7 @@ def _fold_states(A: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     return out.movedim(tuple(range(nb, nb + extra)), tuple(range(extra)))
 
 
-def _weights_cheaper(data: SyntheticData, gamma, k: int, tilde: bool = False) -> bool:
+def weights_cheaper(data: SyntheticData, gamma, k: int, tilde: bool = False) -> bool:
     """Whether :func:`preactivations` of ``k`` vectors at the states ``gamma`` costs fewer operations
     by forming ``W(t)`` (``O(states m n d + states m d k)``) than through the data's inner products
     with the vectors (``O((m + n) d k + states m n k)``)."""
@@ -63,7 +63,7 @@ def _weights_cheaper(data: SyntheticData, gamma, k: int, tilde: bool = False) ->
     return states * (m * n * d + m * d * k) < (m + n) * d * k + states * m * n * k
 
 
-def _times(W: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def times(W: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """``W @ v^T`` for ``W (..., m, d)`` and ``v (..., k, d)``.  Vectors shared by the whole batch
     (leading dimensions of size 1, e.g. one OOD set scored against many runs) take one 2-D product
     with all the runs' rows: a broadcast batched product would copy ``v`` once per run."""
@@ -77,7 +77,7 @@ def _modality(data: SyntheticData, tilde: bool):
     return (data.mu_tilde, data.xi_tilde, data.W0_tilde) if tilde else (data.mu, data.xi, data.W0)
 
 
-def _weights(data: SyntheticData, gamma, rho, tilde: bool = False) -> torch.Tensor:
+def weights(data: SyntheticData, gamma, rho, tilde: bool = False) -> torch.Tensor:
     """``W(t) = W(0) + gamma mu^T/||mu||^2 + (rho / ||xi||^2) Xi`` (Eq. 11), ``(..., m, d)``."""
     mu, xi, W0 = _modality(data, tilde)
     gh = gamma / (mu * mu).sum(-1, keepdim=True)

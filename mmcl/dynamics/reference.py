@@ -22,7 +22,7 @@ from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import SyntheticData
 from mmcl.model.losses import relu
 from mmcl.dynamics.trajectory import UpdateTerms, check_mode
-from mmcl.dynamics.forward import _weights
+from mmcl.dynamics.forward import weights
 
 __all__ = ["reference_step", "update_terms", "contrast_terms", "coefficient_update"]
 
@@ -46,8 +46,8 @@ def contrast_terms(anchor_sig, anchor_noise, pos_sig, pos_noise, cand_sig, cand_
                + anchor_noise[:, :, None] * cand_noise[:, negatives]).sum(0) / m  # (n, M)
     logits = torch.cat([sim_pos[:, None], sim_neg], 1) / tau  # (n, 1 + M): [positive, negatives]
     log_softmax = torch.log_softmax(logits, 1)
-    weights = log_softmax.exp()  # Eq. (8): l'_i (column 0) and l'_{i,j} (the rest)
-    return -log_softmax[:, 0], weights[:, 0], weights[:, 1:]
+    probs = log_softmax.exp()  # Eq. (8): l'_i (column 0) and l'_{i,j} (the rest)
+    return -log_softmax[:, 0], probs[:, 0], probs[:, 1:]
 
 
 def coefficient_update(y, a, b_pos, b_neg, noise_active, noise_pos, noise_neg, lp, lp_neg, mu_sq, xi_sq, step):
@@ -80,7 +80,7 @@ def reference_step(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma: 
                              f"({name}={getattr(data, name)})")
     y, N, m, n = data.y, data.negatives, data.m, data.n
     step = cfg.lr / (n * m * cfg.tau)  # eta / (n m tau) of Eqs. (7), (10)
-    W = _weights(data, gamma, rho)  # Eq. (11): w_r = w_r(0) + gamma_r mu/||mu||^2 + sum_i rho_ri xi_i/||xi_i||^2
+    W = weights(data, gamma, rho)  # Eq. (11): w_r = w_r(0) + gamma_r mu/||mu||^2 + sum_i rho_ri xi_i/||xi_i||^2
     a = W @ data.mu  # <w_r, mu>, (m,)
     sig = relu(a[:, None] * y[None, :])  # sigma(<w_r, y_i mu>), (m, n): the signal patch of x_i (and of x_i^+)
     noise_pre = W @ data.xi.T  # <w_r, xi_i>, (m, n)
@@ -93,7 +93,7 @@ def reference_step(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma: 
         gp, gn, dr = coefficient_update(y, a, sig, sig[:, N], active, noise_plus, noise[:, N], lp, lp_neg, mu_sq, xi_sq, step)
         return UpdateTerms(loss=loss.mean(), lprime=lp, lprime_neg=lp_neg, dgamma_pos=gp, dgamma_neg=gn, drho=dr)
     # multi-modal: each network is trained against the other's activations (Eq. 10)
-    Wt = _weights(data, gamma_tilde, rho_tilde, tilde=True)
+    Wt = weights(data, gamma_tilde, rho_tilde, tilde=True)
     at = Wt @ data.mu_tilde  # <w~_r, mu~>
     sig_t = relu(at[:, None] * y[None, :])  # sigma(<w~_r, y_i mu~>)
     noise_pre_t = Wt @ data.xi_tilde.T
