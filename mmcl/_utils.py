@@ -101,3 +101,22 @@ def check_bool(name: str, value) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return value
+
+
+def writable_dir(option: str, path) -> Path:
+    """The folder ``path`` created if missing (with its parents), after checking that a file can be
+    written in it; otherwise a ValueError naming ``option`` (e.g. ``"--out"``) and why.  Commands call
+    it before they compute, so that a bad output folder costs nothing."""
+    if path is None or str(path) == "":
+        raise ValueError(f"{option} must be a folder to write to, got {path!r}")
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / f".mmcl-write-check-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"{option} {str(path)!r} is not a folder this command can write to ({reason}); "
+                         "pick another") from None
+    return p

@@ -188,3 +188,17 @@ def test_the_pages_other_tables_read_the_runs_own_numbers(runs):
     assert line.startswith("n = 40: C.16 interval 1.25 .. 0.75, C.17 factor 2.50, C.18 holds: False")
     assert "D.12 distance / (sqrt(m)/||mu||) 1.50, 2.50; D.14 slack < 0 on 25% of" in line
     assert line.endswith("(factor 3.00); D.15 holds: True")
+
+
+def test_the_tilted_curves_end_at_sec33s_and_the_parallel_nus_errors(runs):
+    """The tilt grid's first angle is Sec. 3.3's nu and its last the parallel one, on the same labels
+    and noise: the measured errors there are the run's own (an independent path: the ablation
+    module's evaluation of the two OOD sets)."""
+    for mode, r in runs["float64"].modes.items():
+        t = r.tilt
+        assert float(t.cos[0]) == pytest.approx(runs["float64"].cfg.nu_cos, rel=1e-9)
+        assert float(t.cos[-1]) == 1.0
+        for p in ("adapt", "transfer"):
+            assert torch.allclose(t.error[p][:, 0], r.error["sec33", p], atol=1e-12), (mode, p)
+            assert torch.allclose(t.error[p][:, -1], r.error["parallel", p], atol=1e-12), (mode, p)
+            assert bool(((t.error[p] - t.gaussian[p]).abs() < 0.25).all())  # the prediction is of the error's size

@@ -158,3 +158,25 @@ def test_bad_input_names_the_parameter():
         w.window_dprime(0.1, gamma_sq=1, m=0, kappa=0.4, snr=0.1, s0=0.1, d=1e6)
     with pytest.raises(ValueError, match="W must be"):
         w.head_error_floor(torch.zeros(3), torch.zeros(3), 1.0)
+
+
+@pytest.mark.parametrize("common", [0.0, 1.5])
+def test_the_best_heads_error_stays_below_the_cantelli_bound_and_dprime_above_its_lower_bound(common):
+    m = 6
+    W = _weights(m=m, d=12, seed=4, common=common)
+    sigma = 0.9
+    g = torch.Generator().manual_seed(9)
+    a = 0.4 * torch.randn(3, m, generator=g, dtype=F64)  # three signals against one W
+    D = w.lda_dprime(a, W, sigma)
+    low = w.dprime_lower(a, W, sigma)
+    assert torch.all(low <= D * (1 + 1e-12))
+    if not common:  # nearly orthogonal rows, as the initial weights are: a bound, not a triviality
+        assert torch.all(low > 0.2 * D)
+    upper = w.head_error_upper(a, W, sigma)
+    mean, cov = w.relu_moments(sigma ** 2 * W @ W.T)
+    for k in range(3):  # the LDA head with its threshold halfway, simulated
+        h, y = _sample(W, a[k], sigma, 200_000, 20 + k)
+        u = torch.linalg.solve(cov, a[k])
+        mid = mean + (a[k].clamp_min(0) + (-a[k]).clamp_min(0)) / 2
+        err = _error(u, -float(u @ mid), h, y)
+        assert err <= float(upper[k]) + 4 * 0.5 / math.sqrt(h.shape[0])

@@ -10,6 +10,7 @@ import torch
 import mmcl
 from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs import predictions as theory
+from mmcl.model.data import sample_synthetic_batch
 def f64(cfg, seed=0):
     """A float64 draw (defined here rather than imported from conftest, whose module name another
     conftest.py under tests/ can shadow)."""
@@ -241,3 +242,21 @@ def test_stalled_and_final_size_of_a_hand_built_record():
     assert syn.stalled.tolist() == [False, False, True]
     assert torch.allclose(syn.final_size, torch.tensor([0.7, 0.3, 0.3], dtype=torch.float64))
     assert not bool(syn.all_synchronised())
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_spread_from_the_state_equals_the_recorded_derivatives(small_cfg, mode):
+    """loss_derivative_spread_at (similarities from the coefficients) against loss_derivative_spread on
+    the derivatives the engine's kernel recorded, at every recorded step, float64."""
+    cfg = small_cfg.replace(n_epochs=40)
+    data = sample_synthetic_batch(cfg, range(2), dtype="float64")
+    traj = mmcl.simulate(cfg, data, mode, "recursion", record_derivatives=True, record_every=10)
+    rec = sync.loss_derivative_spread(traj)  # (B, K)
+    # the derivatives recorded at a step are those of that step's state
+    for k in range(traj.steps.shape[0]):
+        args = [traj.gamma[:, k], traj.rho[:, k]]
+        if mode == "multi":
+            args += [traj.gamma_tilde[:, k], traj.rho_tilde[:, k]]
+        got = sync.loss_derivative_spread_at(data, mode, cfg.tau, *args)
+        assert torch.allclose(got, rec[:, k], rtol=1e-9), (k, got, rec[:, k])
+    assert float(rec[:, -1].min()) > 1.5  # the softmax has moved away from uniform: not a trivial 1 = 1

@@ -49,13 +49,15 @@ __all__ = ["signal_reading_error", "PARTS", "VARIANTS", "ResponseParts", "OODRes
 PARTS = ("init", "signal", "memorised")
 
 #: The variants :func:`ablated_accuracy` scores: name -> (parts of ``<w_r, nu>`` kept, parts of
-#: ``<w_r, zeta>`` kept).  ``"trained"`` keeps everything (the features as trained).
+#: ``<w_r, zeta>`` kept).  ``"trained"`` keeps everything (the features as trained); ``"learned only"``
+#: removes both initialisation parts, the features App. C.3/D.3 reason about (``gamma`` and ``rho`` alone).
 VARIANTS = {
     "trained": (PARTS, PARTS),
     "zeta: without init": (PARTS, ("signal", "memorised")),
     "zeta: without signal": (PARTS, ("init", "memorised")),
     "zeta: without memorised": (PARTS, ("init", "signal")),
     "nu: without signal": (("init", "memorised"), PARTS),
+    "learned only": (("signal", "memorised"), ("signal", "memorised")),
 }
 
 

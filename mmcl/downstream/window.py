@@ -18,6 +18,9 @@ and ``relu(a) - relu(-a) = a``: the two classes' embeddings are the same random 
   at least ``1/4 - sum_r |a_r| / (2 sqrt(2 pi) l_r)``;
 * :func:`discriminability_bound` -- part (b): every linear head's score separates the two class
   means by at most ``D_max`` of its own standard deviations;
+* :func:`head_error_upper`, :func:`dprime_lower` -- the other side, for the corrected theorem: the
+  best head's error is at most ``1/(1 + D^2/4)`` (Cantelli), and ``D`` is at least ``||a||`` over the
+  features' largest noise scale;
 * :func:`atom_head_error` -- the head that reaches the 1/4 of part (a) (it reads one neuron's exact
   zero);
 * :func:`head_error_gaussian` -- the error of a given head when its score is replaced by a Gaussian
@@ -43,7 +46,7 @@ import torch
 from mmcl._utils import check_int, check_number
 
 __all__ = ["RELU_VARIANCE", "ERROR_TARGET", "normal_cdf", "relu_moments", "private_noise", "head_error_floor",
-           "discriminability_bound", "atom_head", "atom_head_error", "head_error_gaussian", "lda_dprime",
+           "discriminability_bound", "head_error_upper", "dprime_lower", "atom_head", "atom_head_error", "head_error_gaussian", "lda_dprime",
            "fitted_dprime", "gaussian_error", "window_dprime", "window_threshold", "threshold_on_grid"]
 
 #: ``Var(relu(z))`` for ``z ~ N(0, 1)``: ``1/2 - 1/(2 pi)``.
@@ -200,6 +203,34 @@ def lda_dprime(a: torch.Tensor, W: torch.Tensor, sigma_xi: float) -> torch.Tenso
     _, cov = relu_moments(sigma_xi ** 2 * _gram(W))
     sol = torch.linalg.solve(cov[..., None, :, :], a[..., :, None])[..., 0]
     return torch.sqrt((a * sol).sum(-1).clamp_min(0))
+
+
+def head_error_upper(a: torch.Tensor, W: torch.Tensor, sigma_xi: float) -> torch.Tensor:
+    """An upper bound on the OOD error of the best linear head (the population one, fit on the test
+    distribution itself): ``1 / (1 + D^2/4)``, ``D`` of :func:`lda_dprime`.  Proof: the head
+    ``u = K^{-1} a`` with its threshold halfway between the two class means errs in each class with
+    probability at most ``s^2/(s^2 + (Delta/2)^2)`` by Cantelli's one-sided inequality (``Delta`` the
+    distance of the means, ``s`` the score's standard deviation, the same in both classes), and
+    ``Delta/s = D``.  No Gaussian approximation.  ``a (..., K, m)`` -> ``(..., K)``."""
+    D = lda_dprime(a, W, sigma_xi)
+    return 1.0 / (1.0 + D * D / 4)
+
+
+def dprime_lower(a: torch.Tensor, W: torch.Tensor, sigma_xi: float) -> torch.Tensor:
+    """A lower bound on :func:`lda_dprime` from two numbers of the weights:
+    ``D^2 >= ||a||^2 / (RELU_VARIANCE max_r s_r^2 lambda_max(R))``, ``s_r = sigma_xi ||w_r||``, ``R``
+    the rows' correlation matrix.  Proof: ``Cov(relu(g)) = S (sum_k c_k^2 R^(k)) S`` (the Hermite
+    expansion of :func:`discriminability_bound`), and ``lambda_max(R^(k)) <= lambda_max(R)`` by
+    Schur's product theorem (a Hadamard product with a correlation matrix does not raise the largest
+    eigenvalue), so ``lambda_max(Cov) <= RELU_VARIANCE max_r s_r^2 lambda_max(R)``; then
+    ``a^T K^{-1} a >= ||a||^2/lambda_max(K)``.  ``a (..., K, m)`` -> ``(..., K)``."""
+    a = torch.as_tensor(a, dtype=_F64)
+    check_number("sigma_xi", sigma_xi, 0, math.inf)
+    G = _gram(W)
+    dg = G.diagonal(dim1=-2, dim2=-1).sqrt()
+    lam = torch.linalg.eigvalsh(G / (dg[..., :, None] * dg[..., None, :]))[..., -1]
+    smax2 = (sigma_xi * dg).pow(2).amax(-1)
+    return a.norm(dim=-1) / torch.sqrt(RELU_VARIANCE * smax2 * lam)[..., None]
 
 
 def fitted_dprime(D: torch.Tensor, p: int, n_fit: int) -> torch.Tensor:

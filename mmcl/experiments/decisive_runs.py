@@ -144,7 +144,7 @@ def point_summary(point: DecisiveRun) -> str:
 
 #: The parts of a feature's response that :func:`parts_table` prints: ``(input, part)``.
 PARTS_SHOWN = (("parallel", "signal"), ("sec33", "signal"), ("sec33", "init"), ("zeta", "init"),
-               ("zeta", "memorised"))
+               ("zeta", "signal"), ("zeta", "memorised"))
 
 
 def parts_table(sweep: DecisiveSweep, mode: str = "multi") -> str:

@@ -53,7 +53,7 @@ from mmcl.proofs.preactivations import preactivation_history
 from mmcl.dynamics import Trajectory
 
 __all__ = ["stage1_signal_prediction", "predicted_sync_step", "Synchronisation",
-           "synchronisation", "lemma_d4_lower_bound", "loss_derivative_spread", "noise_growth_rate",
+           "synchronisation", "lemma_d4_lower_bound", "loss_derivative_spread", "loss_derivative_spread_at", "noise_growth_rate",
            "lemma54_noise_bound", "NoiseCases", "noise_cases", "NOISE_CASES", "Stage1End", "stage1_end"]
 
 #: Lemma D.9's four cases, by the initial signs of ``(<w_r(0), xi_i>, <w~_r(0), xi~_i>)``.
@@ -253,6 +253,57 @@ def loss_derivative_spread(traj: Trajectory) -> torch.Tensor:
     M = traj.lprime_neg.shape[-1]
     x = torch.cat([p.to(torch.float64) for p in parts], -1) * (M + 1)  # (..., K, n, *)
     return torch.maximum(x.amax((-1, -2)), 1 / x.amin((-1, -2)))
+
+
+def loss_derivative_spread_at(data: SyntheticData, mode: str, tau: float, gamma, rho, gamma_tilde=None,
+                              rho_tilde=None) -> torch.Tensor:
+    """:func:`loss_derivative_spread` at one state given by its coefficients, without a recorded run:
+    the similarities of Eqs. (4)/(8) as one ``n x n`` matrix of the features' activations
+    (``(1/m) sum_r`` over the signal and the noise patch), the softmax of every anchor over its
+    positive and its ``M`` negatives (``data.negatives``), and ``max(x, 1/x)`` of ``x = (M+1) l'``.
+    Memory ``O(n^2 + m n)`` instead of the ``O(K n M)`` a run with ``record_derivatives=True`` keeps,
+    so it reaches the decisive point (``n = 9,224``).  ``gamma (B.., m)``, ``rho (B.., m, n)``
+    (``*_tilde`` for ``mode="multi"``) -> ``(B..)`` float64."""
+    from mmcl.dynamics.forward import preactivations
+
+    if mode not in ("single", "multi"):
+        raise ValueError(f"mode={mode!r} is unknown; valid: 'single', 'multi'")
+    check_number("tau", tau, 0)
+    if mode == "multi" and (gamma_tilde is None or rho_tilde is None):
+        raise ValueError("mode='multi' needs gamma_tilde and rho_tilde")
+    f64 = torch.float64
+    data = data.to(dtype=f64)
+    gamma, rho = gamma.to(f64), rho.to(f64)
+    m = gamma.shape[-1]
+    relu = torch.relu
+
+    def acts(tilde, g, r):
+        mu = data.mu_tilde if tilde else data.mu
+        xi = data.xi_tilde if tilde else data.xi
+        sig = preactivations(data, g, r, mu[..., None, :], tilde)  # (B.., m, 1): <w_r, mu>
+        return relu(sig * data.y[..., None, :]), relu(preactivations(data, g, r, xi, tilde))  # (B.., m, n) each
+
+    P, A = acts(False, gamma, rho)
+    if mode == "single":
+        Ppos = P
+        Apos = relu(preactivations(data, gamma, rho, data.xi + data.eps))
+        pos = ((P * Ppos + A * Apos).sum(-2) / m)  # (B.., n): Sim(x_i, x_i^+)
+        S = (P.transpose(-1, -2) @ P + A.transpose(-1, -2) @ A) / m  # (B.., n, n): Sim(x_i, x_j)
+        sims = [(pos, S)]
+    else:
+        Pt, At = acts(True, gamma_tilde.to(f64), rho_tilde.to(f64))
+        S = (P.transpose(-1, -2) @ Pt + A.transpose(-1, -2) @ At) / m  # Sim_h(x_i, x~_j) = Sim_g(x~_j, x_i)
+        diag = S.diagonal(dim1=-2, dim2=-1)
+        sims = [(diag, S), (diag, S.transpose(-1, -2))]
+    M = data.negatives.shape[-1]
+    out = None
+    for pos, mat in sims:
+        neg = torch.gather(mat, -1, data.negatives)  # (B.., n, M)
+        logits = torch.cat([pos[..., None], neg], -1) / tau
+        x = torch.softmax(logits, -1) * (M + 1)
+        v = torch.maximum(x.amax((-1, -2)), 1 / x.amin((-1, -2)))
+        out = v if out is None else torch.maximum(out, v)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

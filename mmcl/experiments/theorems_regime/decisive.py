@@ -46,12 +46,14 @@ import torch
 from mmcl._utils import check_int, check_number
 from mmcl.downstream.evaluation import PROTOCOLS
 from mmcl.downstream.response import PARTS, ablated_accuracy, ood_response
+from mmcl.downstream.tilt import TiltCurves, cos_grid, tilt_curves
 from mmcl.dynamics import MODES, simulate
 from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
 from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_synthetic_batch
 from mmcl.proofs.assumptions import AssumptionConfig, Condition, check_assumption41, premise_conditions
+from mmcl.proofs.multi_stage1 import loss_derivative_spread_at
 from mmcl.proofs.predictions import measured_t1, t1_formula
 from mmcl.proofs.single_stage1 import b_init_mean, init_noise_totals, lemma_c9_bound
 
@@ -119,7 +121,12 @@ class ModeResult:
     ``parts[(v, part)]``: the root mean square over neurons (and held-out inputs) of each part of
     ``<w_r, v>`` for ``v`` in ``"sec33"``, ``"parallel"`` (the two ``nu``) and ``"zeta"`` (the
     noise of the held-out inputs; the same for both ``nu``); ``ablation[nu][variant][protocol]``:
-    :func:`mmcl.downstream.response.ablated_accuracy`."""
+    :func:`mmcl.downstream.response.ablated_accuracy`; ``tilt``: the OOD errors of the same network as
+    the test signal tilts from Sec. 3.3's angle to ``mu`` (:func:`mmcl.downstream.tilt.tilt_curves` on
+    :func:`mmcl.downstream.tilt.cos_grid`; its first angle is Sec. 3.3's ``nu``, its last the
+    parallel one, scored on the same labels and noise); ``c_ell_T1 (S,)``: the smallest ``C_l`` of Lemma
+    C.2/D.1 at ``floor(T1)`` (:func:`mmcl.proofs.multi_stage1.loss_derivative_spread_at`), the constant
+    item 4c and Lemma D.4 take."""
 
     loss: torch.Tensor
     loss0: torch.Tensor
@@ -132,6 +139,8 @@ class ModeResult:
     error: Dict[Tuple[str, str], torch.Tensor] = field(default_factory=dict)
     parts: Dict[Tuple[str, str], torch.Tensor] = field(default_factory=dict)
     ablation: Dict[str, Dict[str, Dict[str, torch.Tensor]]] = field(default_factory=dict)
+    tilt: Optional[TiltCurves] = None
+    c_ell_T1: Optional[torch.Tensor] = None
 
 
 @dataclass
@@ -225,6 +234,10 @@ def _mode_run(cfg: SyntheticConfig, data: SyntheticData, oods: Dict[str, OODData
         res.ablation[nu] = abl
         for p in PROTOCOLS:
             res.error[nu, p] = (1 - abl["trained"][p]).to(f64)
+    res.tilt = tilt_curves(traj, data, cos_grid(cfg.nu_cos), cfg.sigma_xi, ood=oods["sec33"])
+    k = int((traj.steps <= k1).nonzero().max())  # the recorded step at floor(T1)
+    extra = (traj.gamma_tilde[:, k], traj.rho_tilde[:, k]) if mode == "multi" else ()
+    res.c_ell_T1 = loss_derivative_spread_at(data, mode, cfg.tau, traj.gamma[:, k], traj.rho[:, k], *extra).cpu()
     return res
 
 
