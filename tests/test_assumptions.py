@@ -202,11 +202,19 @@ def test_strict_conditions_are_strict():
 def test_premises_beyond_assumption41_are_evaluated_from_their_printed_forms():
     """Sec. 3.3, Lemma C.6 and Lemma C.10 as premise rows, against the formulas written out here."""
     import math
-    from mmcl.proofs.assumptions import premise_conditions, premises, premises_hold
+    from mmcl.proofs.assumptions import AssumptionConfig, premise_conditions, premises, premises_hold
 
     cfg = mmcl.SyntheticConfig()
     rows = {c.key: c for c in premise_conditions(cfg)}
-    assert set(rows) == {"3.3", "C.6", "C.10"}
+    assert set(rows) == {"3.3", "C.6", "C.10", "D.4", "D.6"}
+    # Lemma D.4's requirement 1 - C_l/(M+1) >= 0.96, with the paper's C_l and with a measured one
+    assert rows["D.4"].lhs == cfg.M + 1 and rows["D.4"].rhs == pytest.approx(25 * 1.01)
+    big = {c.key: c for c in premise_conditions(cfg, AssumptionConfig(c_ell=cfg.M))}
+    assert rows["D.4"].holds and not big["D.4"].holds
+    # Lemma D.6's condition on d, as printed (a square root over 2 n^3 log and over pi log)
+    d6_ = 300 * math.sqrt(2 * 100 ** 3 * math.log(6 * 100 ** 2 / 0.1)) / (
+        0.01 * math.sqrt(math.pi * -math.log(1 - (0.1 / 50) ** 2)))
+    assert rows["D.6"].rhs == pytest.approx(d6_) and not rows["D.6"].holds
     assert rows["3.3"].lhs == pytest.approx(10 / (25 / math.sqrt(2000)))  # Figure 1: <nu, mu> = 10
     assert not rows["3.3"].holds
     tilted = cfg.replace(nu_cos=cfg.mu_norm / (cfg.nu_norm * math.sqrt(cfg.d)))

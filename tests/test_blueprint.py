@@ -12,6 +12,7 @@ import torch
 import mmcl
 from mmcl.experiments.theorems_regime import RegimeScaling, regime_config
 from mmcl.proofs import blueprint as B
+from mmcl.proofs.assumptions import AssumptionConfig
 from mmcl.proofs.assumptions import EXTRA_PREMISES, check_assumption41, premise_conditions
 
 BOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "book")
@@ -112,7 +113,10 @@ def test_premise_keys_are_transitive():
         assert "3.3" in B.premise_keys(k)
     for k in ("Theorem 4.2 (1)", "Theorem 4.3 (1)"):
         assert "3.3" not in B.premise_keys(k)
-    assert "4b" in B.premise_keys("Theorem 4.3 (1)")  # through Lemma 5.4 -> D.9 -> D.8
+    # D.8 is cited by no later proof (Lemma 5.4 uses (45) of D.9, whose proof cites D.1 and D.2 only), so
+    # neither item 4b nor Lemma D.6's condition is a premise of a theorem; D.4's requirement on C_l is
+    assert "4b" not in B.premise_keys("Theorem 4.3 (1)") and "D.6" not in B.premise_keys("Theorem 4.3 (2)")
+    assert "D.4" in B.premise_keys("Theorem 4.3 (2)") and "D.6" in B.premise_keys("Lemma D.8")
 
 
 def test_single_and_multi_modal_chains_do_not_borrow_each_others_conditions():
@@ -133,7 +137,7 @@ def test_premise_edges_link_each_key_to_the_item_that_states_it():
 # --------------------------------------------------------------------------------------------
 # verdicts
 # --------------------------------------------------------------------------------------------
-FIG1_FAILING = {"1a", "1b", "1b~", "1d", "3a", "4a", "4b", "4c", "6b", "7b", "7c", "3.3", "C.6", "C.10"}
+FIG1_FAILING = {"1a", "1b", "1b~", "1d", "3a", "4a", "4b", "4c", "6b", "7b", "7c", "3.3", "C.6", "C.10", "D.6"}
 
 
 def test_the_conditions_that_fail_at_figure_1_and_in_the_regime():
@@ -141,14 +145,14 @@ def test_the_conditions_that_fail_at_figure_1_and_in_the_regime():
     bad = {c.key for c in check_assumption41(cfg) + premise_conditions(cfg) if not c.holds}
     assert bad == FIG1_FAILING
     reg = _regime_tilted()
-    assert {c.key for c in check_assumption41(reg) + premise_conditions(reg) if not c.holds} == {"4b", "C.10"}
+    assert {c.key for c in check_assumption41(reg) + premise_conditions(reg) if not c.holds} == {"4b", "C.10", "D.6"}
 
 
 def test_verdicts_at_figure_1():
     cfg = mmcl.SyntheticConfig()
     v, bad = B.verdict(True, "Theorem 4.3 (2)", cfg)
     assert v == "beyond" and set(bad) == FIG1_FAILING & set(B.premise_keys("Theorem 4.3 (2)"))
-    assert "3.3" in bad and "4b" in bad
+    assert "3.3" in bad and "4b" not in bad
     assert B.verdict(False, "Theorem 4.3 (2)", cfg)[0] == "outside"
     v, bad = B.verdict(True, "Lemma 5.2", cfg)
     assert v == "beyond" and "C.10" in bad and "6b" not in bad  # a single-modal lemma is not judged by 6b
@@ -158,15 +162,19 @@ def test_verdicts_at_figure_1():
     assert B.failing_premises("Lemma B.2", cfg) == ("1b",)
 
 
-def test_verdicts_in_the_regime_where_only_4b_and_c10_fail():
+def test_verdicts_in_the_regime_where_only_4b_c10_and_d6_fail():
     cfg = _regime_tilted()
     assert B.verdict(True, "Sec. 3.3", cfg) == ("holds", ())
-    assert B.verdict(True, "Lemma D.4", cfg) == ("holds", ())
+    assert B.verdict(True, "Lemma D.4", cfg) == ("holds", ())  # with the paper's C_l = 1.01
     assert B.verdict(False, "Lemma D.4", cfg) == ("fails", ())
-    # 4b and C.10 are out of any run's reach: the verdicts say that every reachable premise held
-    assert B.verdict(True, "Theorem 4.3 (2)", cfg) == ("reach-holds", ("4b",))
-    assert B.verdict(False, "Theorem 4.3 (2)", cfg) == ("reach-fails", ("4b",))
+    # no proof on Theorem 4.3 (2)'s path uses 4b or D.6: with the paper's constants every premise holds
+    assert B.verdict(False, "Theorem 4.3 (2)", cfg) == ("fails", ())
+    # with the C_l a run measures at T1 (of the order of M), item 4c and Lemma D.4's requirement fail
+    measured = AssumptionConfig(c_ell=cfg.M)
+    assert B.verdict(False, "Theorem 4.3 (2)", cfg, measured) == ("outside", ("4c", "D.4"))
+    # C.10 is out of any run's reach: the verdict says that every reachable premise held
     assert B.verdict(True, "Theorem 4.2 (2)", cfg) == ("reach-holds", ("C.10",))
+    assert B.verdict(True, "Lemma D.8", cfg) == ("reach-holds", ("D.6",))
     # a list of settings: a premise failing at any of them counts
     assert B.verdict(True, "Lemma D.4", [cfg, mmcl.SyntheticConfig()])[0] == "beyond"
 
@@ -197,7 +205,11 @@ def test_every_gap_has_a_step_and_a_reason_and_the_schema_enforces_it():
 
 def test_the_gaps_the_audit_found():
     inside = {s.key for s in B.gaps("gap-inside")}
-    assert {"Lemma C.9", "Lemma C.10", "Lemma C.11", "Lemma D.3", "Lemma D.13", "Appendix D.3"} <= inside
+    assert {"Lemma C.9", "Lemma C.10", "Lemma D.3", "Lemma D.13", "Appendix D.3", "Lemma 5.4"} <= inside
+    # an audit judges a statement's own steps: C.11 and D.14 are valid proofs resting on C.10's and D.13's gaps
+    for key, root in (("Lemma C.11", "Lemma C.10"), ("Lemma D.14", "Lemma D.13")):
+        assert B.statement(key).audit.status == "valid" and root in B.rests_on(key)
+    assert not B.gaps("not-audited")  # every proof of the paper is audited
     assert B.statement("Lemma B.1").audit.status == "valid"  # a wrong constant that only weakens a bound
     assert B.statement("Lemma D.1").audit.status == "valid"  # asserts only that some C_l exists
     assert "Appendix D.3" in B.rests_on("Theorem 4.3 (2)") and "Lemma C.10" in B.rests_on("Theorem 4.2 (1)")

@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from mmcl.figures.blueprint_graph import layout, short_label
+
 from mmcl.booksupport import blueprint_page as page
 from mmcl.proofs import blueprint as bp
 
@@ -22,7 +24,7 @@ def small(monkeypatch):
 
 
 def test_layout_puts_every_statement_right_of_what_it_uses(small):
-    pos = bp.layout()
+    pos = layout()
     for src, dst, _ in bp.edges():
         assert pos[src][0] < pos[dst][0], (src, dst)
     assert pos["Theorem 4.2 (1)"][0] == 2 and pos["Lemma C.9"][0] == 0
@@ -48,7 +50,9 @@ def test_a_cycle_or_an_unknown_edge_is_refused(small, monkeypatch):
 def test_measured_verdict_prefers_a_refutation_then_support_inside_the_premises():
     assert bp.measured_verdict(["outside", "holds", "fails"]) == "fails"
     assert bp.measured_verdict(["outside", "beyond", "holds", "observation"]) == "holds"
-    assert bp.measured_verdict(["outside", "beyond"]) == "beyond"
+    # evidence against outranks evidence for at the same standing (one order, VERDICT_ORDER)
+    assert bp.measured_verdict(["outside", "beyond"]) == "outside"
+    assert bp.measured_verdict(["beyond"]) == "beyond"
     assert bp.measured_verdict(["observation"]) == ""
     with pytest.raises(ValueError, match="not among"):
         bp.measured_verdict(["ok"])
@@ -82,10 +86,10 @@ def test_rows_count_for_the_statements_they_name_and_the_svg_marks_them(small):
 
 
 def test_short_labels():
-    assert page.short_label("Lemma C.10") == "C.10"
-    assert page.short_label("Theorem 4.3 (2)") == "Thm 4.3 (2)"
-    assert page.short_label("Assumption 4.1 (6)") == "A4.1 (6)"
-    assert page.short_label("Proposition C.13") == "Prop. C.13"
+    assert short_label("Lemma C.10") == "C.10"
+    assert short_label("Theorem 4.3 (2)") == "Thm 4.3 (2)"
+    assert short_label("Assumption 4.1 (6)") == "A4.1 (6)"
+    assert short_label("Proposition C.13") == "Prop. C.13"
 
 
 def test_the_findings_table_takes_its_verdicts_and_checks_from_the_rows(small):

@@ -446,23 +446,27 @@ def test_verdicts_are_computed_from_the_premises_at_the_setting(tiny_blueprint):
 
 
 def test_premises_out_of_reach_are_named_in_the_verdict(tiny_blueprint, monkeypatch):
-    """Where the only failing premises are ones no run can reach (4b: n of millions), the verdict
-    says that every reachable premise held."""
+    """Where the only failing premises are ones no run can reach (C.10: n of 1e11), the verdict says
+    that every reachable premise held -- but only where some premise of the statement did hold."""
     import mmcl
 
     bp = tiny_blueprint
     ok = bp.Audit("valid")
     monkeypatch.setattr(bp, "STATEMENTS", bp.STATEMENTS + (
-        bp.Statement("Lemma 9.4", "lemma", "needs 4a and 4b", ok, premises=("4a", "4b")),))
-    large = mmcl.SyntheticConfig(n=10000, M=45)  # 4a holds, 4b (n >= 2.9 million) does not
+        bp.Statement("Lemma 9.4", "lemma", "needs 4a and C.10", ok, premises=("4a", "C.10")),
+        bp.Statement("Lemma 9.5", "lemma", "needs C.10 alone", ok, premises=("C.10",))))
+    large = mmcl.SyntheticConfig(n=10000, M=45)  # 4a holds, C.10 (n >= 1.9e11) does not
     c = Claims("test", display=False).setting(large)
     c.upper("the rate stays below the bound", paper="Lemma 9.4", held=True, observed=0.3, bound=0.5)
-    assert (c.rows[-1].verdict, c.rows[-1].failing) == ("reach-holds", "4b")
+    assert (c.rows[-1].verdict, c.rows[-1].failing) == ("reach-holds", "C.10")
     c.upper("the rate stays below the bound", paper="Lemma 9.4", held=False, observed=0.3, bound=0.5)
     assert c.rows[-1].verdict == "reach-fails"
     c.upper("the rate stays below the bound", paper="Lemma 9.4", held=False, observed=0.3, bound=0.5,
             setting=mmcl.SyntheticConfig())
     assert c.rows[-1].verdict == "outside"  # 4a fails too: not only out of reach
+    # a statement whose only premise is out of reach held nowhere: no "every reachable premise" verdict
+    c.upper("the rate stays below the bound", paper="Lemma 9.5", held=False, observed=0.3, bound=0.5)
+    assert (c.rows[-1].verdict, c.rows[-1].failing) == ("outside", "C.10")
     assert bp.measured_verdict(["reach-holds", "outside"]) == "reach-holds"
     assert bp.measured_verdict(["reach-fails", "holds"]) == "reach-fails"
 

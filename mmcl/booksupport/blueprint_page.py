@@ -1,7 +1,7 @@
 """The book's Blueprint page: the paper's dependency graph as SVG and one line per statement.
 
 :func:`render_svg` draws :data:`mmcl.proofs.blueprint.STATEMENTS` in the layers of
-:func:`mmcl.proofs.blueprint.layout` (premises on the left, the theorems on the right): the shape
+:func:`mmcl.figures.blueprint_graph.layout` (premises on the left, the theorems on the right): the shape
 says the kind, the fill the proof audit, the border the measured verdict (from the claims
 register's rows), solid edges what a statement uses and dotted edges what only its proof uses;
 every node links to the section of the book that discusses it.  :func:`render_table` gives the line
@@ -18,7 +18,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
 from mmcl.figures.theme import AUDIT_FILL, VERDICT_STROKE
 from mmcl.proofs import blueprint as bp
-from mmcl.proofs.blueprint import short_label
+from mmcl.figures.blueprint_graph import layout, short_label
 
 __all__ = ["measured", "decisive", "render_svg", "render_table", "render_legend",
            "render_page"]
@@ -38,6 +38,10 @@ def measured(rows: Iterable[Mapping]) -> Dict[str, Dict[str, int]]:
     return {k: dict(v) for k, v in out.items()}
 
 
+#: The stroke of a relation of one of our statements to the paper's (:func:`mmcl.proofs.blueprint.relations`).
+RELATION_STROKE = {"refutes": "#b2182b", "repairs": "#1b7837"}
+
+
 def _shape(kind: str, x: float, y: float, fill: str, stroke: str, width: float, dash: str) -> str:
     st = f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"' + (f' stroke-dasharray="{dash}"' if dash else "")
     w, h = _W / 2, _H / 2
@@ -51,6 +55,10 @@ def _shape(kind: str, x: float, y: float, fill: str, stroke: str, width: float, 
     if kind == "step":  # a parallelogram
         pts = [(x - w + 6, y - h), (x + w, y - h), (x + w - 6, y + h), (x - w, y + h)]
         return '<polygon points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + f'" {st}/>'
+    if kind == "ours":  # the book's own statements: a double border
+        inner = f'fill="none" stroke="{stroke}" stroke-width="0.8"'
+        return (f'<rect x="{x - w}" y="{y - h}" width="{_W}" height="{_H}" rx="7" {st}/>'
+                f'<rect x="{x - w + 3}" y="{y - h + 3}" width="{_W - 6}" height="{_H - 6}" rx="5" {inner}/>')
     rx = 2 if kind == "lemma" else 7  # proposition: rounder corners
     return f'<rect x="{x - w}" y="{y - h}" width="{_W}" height="{_H}" rx="{rx}" {st}/>'
 
@@ -69,7 +77,7 @@ def render_svg(statements: Sequence[bp.Statement] = None, verdicts: Optional[Map
     linked = {k for e in edge_list for k in e[:2]}
     graph = [s for s in sts if s.key in linked]
     alone = [s for s in sts if s.key not in linked]
-    pos = bp.layout(graph) if graph else {}
+    pos = layout(graph) if graph else {}
     n_layers = 1 + max((p[0] for p in pos.values()), default=0)
     tallest = 1 + max((p[1] for p in pos.values()), default=-1)
     xy = {k: (_PAD + _W / 2 + layer * _DX, _PAD + _H / 2 + i * _DY) for k, (layer, i) in pos.items()}
@@ -94,6 +102,15 @@ def render_svg(statements: Sequence[bp.Statement] = None, verdicts: Optional[Map
         dash = ' stroke-dasharray="2,3"' if kind == "proof" else ""
         out.append(f'<path d="M{x0:.1f},{y0:.1f} C{mid:.1f},{y0:.1f} {mid:.1f},{y1:.1f} {x1:.1f},{y1:.1f}" fill="none" '
                    f'stroke="#999" stroke-width="0.9"{dash} marker-end="url(#mmcl-arrow)"/>')
+    for src, dst, rel in (bp.relations() if statements is None else []):  # ours -> the paper's
+        if src not in xy or dst not in xy:
+            continue
+        (x0, y0), (x1, y1) = xy[src], xy[dst]
+        color = RELATION_STROKE[rel]
+        out.append(f'<path class="mmcl-relation" data-relation="{rel}" d="M{x0:.1f},{y0 - _H / 2:.1f} '
+                   f'Q{(x0 + x1) / 2:.1f},{min(y0, y1) - 2 * _H:.1f} {x1:.1f},{y1 - _H / 2:.1f}" fill="none" '
+                   f'stroke="{color}" stroke-width="1.4" stroke-dasharray="6,3"><title>{html.escape(src)} {rel} '
+                   f'{html.escape(dst)}</title></path>')
     for s in graph + alone:
         k = s.key
         x, y = xy[k]
@@ -154,28 +171,15 @@ def render_legend() -> str:
             f"only the proof does.</p>")
 
 
-#: The decisive row of a statement: a refutation first, then support inside the premises, then a
-#: conclusion not borne out beyond them, then one borne out beyond them.
-_DECISIVE = ("fails", "reach-fails", "holds", "reach-holds", "outside", "beyond")
-
-
 def decisive(rows: Iterable[Mapping]) -> Dict[str, Mapping]:
-    """``{statement key: row}``: for each statement the row that decides its measured verdict (the
-    order of ``_DECISIVE``; the first such row in the book's order)."""
-    best: Dict[str, Mapping] = {}
-    for r in rows:
-        if r.get("source", "huang2024comparison") != "huang2024comparison" or r["verdict"] not in _DECISIVE:
-            continue
-        for s in bp.resolve(r["paper"]):
-            old = best.get(s.key)
-            if old is None or _DECISIVE.index(r["verdict"]) < _DECISIVE.index(old["verdict"]):
-                best[s.key] = r
-    return best
+    """:func:`mmcl.proofs.blueprint.deciding_rows`: for each statement the row that decides its
+    measured verdict, in the one order of :data:`mmcl.proofs.blueprint.VERDICT_ORDER`."""
+    return bp.deciding_rows(rows)
 
 
 def _importance(s: bp.Statement) -> tuple:
     """Theorems first, then the proof steps and lemmas with a gap, the other lemmas, the premises."""
-    kind = {"theorem": 0, "step": 1, "lemma": 2, "proposition": 2, "assumption": 4, "definition": 5}[s.kind]
+    kind = {"ours": 0, "theorem": 0, "step": 1, "lemma": 2, "proposition": 2, "assumption": 4, "definition": 5}[s.kind]
     if kind == 2 and s.audit.status not in ("gap-inside", "gap-outside"):
         kind = 3
     return (kind, bp.AUDITS.index(s.audit.status))

@@ -71,6 +71,7 @@ from typing import Dict, List, Optional, Sequence
 
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import blueprint
+from mmcl.proofs.assumptions import AssumptionConfig
 
 __all__ = ["Claims", "Claim", "ClaimFailed", "VERDICTS", "TYPED_VERDICTS", "VERDICT_TEXT", "PAPER_REF", "render_html",
            "render_text", "parse_html", "fold_summary"]
@@ -199,6 +200,7 @@ class Claims:
         self._pending: List[Claim] = []
         self._section = ""
         self._setting = None
+        self._acfg = AssumptionConfig()
         if display:
             self._install_hook()
 
@@ -215,6 +217,13 @@ class Claims:
         or a list of them; ``None`` clears it): the register evaluates each row's statement's premises
         there.  A call's own ``setting=`` overrides it."""
         self._setting = None if cfg is None else _check_setting(cfg)
+        return self
+
+    def constants(self, c_ell: Optional[float] = None) -> "Claims":
+        """The constants the following rows' premises are evaluated with: ``c_ell`` the ``C_l`` of Lemma
+        D.1 that items 4c and Lemma D.4's requirement take (a run's measured value, e.g. at ``T1``);
+        ``None`` returns to the paper's 1.01."""
+        self._acfg = AssumptionConfig() if c_ell is None else AssumptionConfig(c_ell=c_ell)
         return self
 
     def upper(self, claim: str, *, paper: str, verdict: str = None, observed, bound, strict: bool = False,
@@ -401,7 +410,7 @@ class Claims:
         cfgs = setting if setting is not None else self._setting
         if setting is not None:
             cfgs = _check_setting(setting)
-        computed, failing = blueprint.verdict(held, paper, cfgs)
+        computed, failing = blueprint.verdict(held, paper, cfgs, self._acfg)
         if typed in ("fails", "outside") and typed != computed:
             why = (f"the premises {', '.join(failing)} of {paper} fail at the setting" if failing
                    else f"every premise of {paper} holds at the setting")

@@ -17,7 +17,7 @@ import html
 from dataclasses import dataclass
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from mmcl.booksupport.blueprint_page import _DECISIVE, decisive, measured
+from mmcl.booksupport.blueprint_page import decisive, measured
 from mmcl.booksupport.claims import MAIN
 from mmcl.proofs import blueprint as bp
 
@@ -62,7 +62,7 @@ def featured_row(finding: Finding, rows: Sequence[Mapping]) -> Optional[Mapping]
                 return r
         return None
     best = decisive(rows)
-    order = _DECISIVE
+    order = bp.VERDICT_ORDER
     found = [best[s.key] for p in finding.papers for s in bp.resolve(p) if s.key in best]
     found += [r for r in rows if r["paper"] in finding.papers and r["verdict"] in order]
     return min(found, key=lambda r: order.index(r["verdict"])) if found else None

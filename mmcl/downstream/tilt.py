@@ -20,7 +20,8 @@ its embeddings.  Per angle, :func:`tilt_curves` gives
   :func:`~mmcl.downstream.window.fitted_dprime`), ``transfer`` the trained head itself
   (:func:`~mmcl.downstream.window.head_error_gaussian`);
 * the proposition's floor, the error no linear head can beat
-  (:func:`~mmcl.downstream.window.head_error_floor`).
+  (:func:`~mmcl.downstream.window.head_error_floor`), and the other side, the error the best linear
+  head stays below (:func:`~mmcl.downstream.window.head_error_upper`).
 
 Everything is computed in float64 from the coefficients of Eq. (11).
 
@@ -86,7 +87,8 @@ class TiltCurves:
 
     ``cos (K,)``; ``error[protocol]`` the measured error ``(B.., K)``; ``gaussian[protocol]`` its
     Gaussian-equivalent prediction ``(B.., K)``; ``floor (B.., K)`` the proposition's lower bound
-    on every linear head's error; ``signal (B.., K, m)`` the responses ``<w_r, nu(c)>``;
+    on every linear head's error; ``upper (B.., K)`` the Cantelli bound on the best (population) head's
+    error (:func:`~mmcl.downstream.window.head_error_upper`); ``signal (B.., K, m)`` the responses ``<w_r, nu(c)>``;
     ``gamma_sq (B..)`` ``sum_r gamma_r^2``; ``init_sd (B..)`` the root mean square over neurons of
     ``sigma_xi ||w_r||`` (each feature's noise response); ``n_fit`` the labelled OOD samples of
     ``adapt``."""
@@ -95,6 +97,7 @@ class TiltCurves:
     error: Dict[str, torch.Tensor]
     gaussian: Dict[str, torch.Tensor]
     floor: torch.Tensor
+    upper: torch.Tensor
     signal: torch.Tensor
     gamma_sq: torch.Tensor
     init_sd: torch.Tensor
@@ -143,6 +146,7 @@ def tilt_curves(traj: Trajectory, data: SyntheticData, cos: torch.Tensor, sigma_
     m, n_fit = a.shape[-1], ood.y_fit.shape[-1]
     D = lda_dprime(a, W, sigma_xi)  # (B.., K)
     gaussian["adapt"] = normal_cdf(-fitted_dprime(D, m, n_fit) / 2)
+    upper = 1.0 / (1.0 + D * D / 4)  # Cantelli: the population head's error is at most this
     X_train = embeddings(data, gamma, rho, data.mu, data.y, data.xi)  # (B.., n, m)
     transfer = fit_logistic(X_train, data.y.expand(X_train.shape[:-1]), l2=l2)
     u, b = _raw_head(transfer)
@@ -151,6 +155,7 @@ def tilt_curves(traj: Trajectory, data: SyntheticData, cos: torch.Tensor, sigma_
     gaussian["transfer"] = head_error_gaussian(u, b, a, W, sigma_xi)
     floor = head_error_floor(a, W, sigma_xi)  # -inf where a feature has no private noise: no bound
     return TiltCurves(cos=cos.cpu(), error={k: v.cpu() for k, v in error.items()},
-                      gaussian={k: v.cpu() for k, v in gaussian.items()}, floor=floor.cpu(), signal=a.cpu(),
+                      gaussian={k: v.cpu() for k, v in gaussian.items()}, floor=floor.cpu(), upper=upper.cpu(),
+                      signal=a.cpu(),
                       gamma_sq=(gamma * gamma).sum(-1).cpu(),
                       init_sd=(sigma_xi * W.norm(dim=-1)).pow(2).mean(-1).sqrt().cpu(), n_fit=n_fit)

@@ -16,6 +16,8 @@ records its errors on a grid of ``cos(nu, mu)`` (``ModeResult.tilt``,
   measured;
 * :func:`window` -- the angles where the multi-modal error is small and the single-modal one is not;
 * :func:`floor_rows` -- the proposition's floor under Sec. 3.3's ``nu`` beside the measured errors;
+* :func:`signal_trend` -- how ``sum_r gamma_r^2`` scales with ``n`` in one mode, and where that puts
+  the single-modal end of the window at larger ``n``;
 * :func:`collapse` -- every run's measured ``adapt`` error against the closed form's variable;
 * :func:`window_json` -- what ``mmcl window`` writes.
 
@@ -33,12 +35,13 @@ import torch
 from mmcl.cache import load_or_compute
 from mmcl.downstream.window import ERROR_TARGET, fitted_dprime, normal_cdf, threshold_on_grid, window_dprime, window_threshold
 from mmcl.experiments.sizes import pick
-from mmcl.experiments.theorems_regime import (DECISIVE_SCALING, DecisiveRun, DecisiveSweep, RegimeScaling,
-                                              run_decisive_sweep)
+from mmcl.experiments.theorems_regime import (DECISIVE_SCALING, DecisiveRun, DecisiveSweep, LogLogFit, RegimeScaling,
+                                              loglog_fit, run_decisive_sweep)
 
 __all__ = ["WindowSizes", "BY_SIZE", "sizes", "MODES", "PROTOCOLS", "sigma0_sweeps", "network_numbers",
            "closed_form", "closed_form_dprime", "Thresholds", "thresholds", "window", "threshold_rows",
-           "floor_rows", "collapse", "window_json"]
+           "floor_rows", "floor_table", "collapse", "collapse_deviation", "collapse_summary", "window_json",
+           "SignalTrend", "signal_trend", "trend_summary", "theorem_summary"]
 
 MODES = ("single", "multi")
 PROTOCOLS = ("adapt", "transfer")
@@ -244,3 +247,83 @@ def window_json(run: DecisiveRun) -> dict:
     if all(m in run.modes for m in MODES):
         out["windows"] = {p: (list(w) if (w := window(run, p)) is not None else None) for p in PROTOCOLS}
     return out
+
+
+@dataclass
+class SignalTrend:
+    """``sum_r gamma_r^2`` of one mode against ``n`` (:func:`signal_trend`): ``fit`` (a log-log fit over
+    seeds with its bootstrap interval), and ``n_cross`` the ``n`` at which the closed-form ``adapt``
+    threshold, extrapolated as ``threshold ~ (sum_r gamma_r^2)^(-1/2)`` from the largest ``n``, reaches
+    ``cos = 1`` (None where the fitted slope is not negative: no crossing), with ``n_cross_range`` from
+    the interval's ends."""
+
+    fit: LogLogFit
+    n_cross: Optional[float]
+    n_cross_range: Tuple[Optional[float], Optional[float]]
+
+
+def signal_trend(runs: Mapping[int, DecisiveRun], mode: str = "single") -> SignalTrend:
+    """:class:`SignalTrend` of ``mode`` over the runs ``n -> DecisiveRun`` (at least two ``n``)."""
+    ns = sorted(n for n, r in runs.items() if mode in r.modes)
+    if len(ns) < 2:
+        raise ValueError(f"signal_trend needs runs of mode={mode!r} at two sizes at least, got {ns}")
+    fit = loglog_fit(ns, [runs[n].modes[mode].tilt.gamma_sq for n in ns])
+    last = runs[ns[-1]]
+    th = thresholds(last, mode, "adapt").predicted
+
+    def cross(slope):
+        if th is None or slope >= 0:
+            return None
+        # threshold(n) = th (n/n_last)^(-slope/2) reaches 1
+        return ns[-1] * th ** (2.0 / slope) if th < 1 else float(ns[-1])
+
+    rng = (cross(fit.boot_low), cross(fit.boot_high))
+    return SignalTrend(fit=fit, n_cross=cross(fit.slope), n_cross_range=rng)
+
+
+def floor_table(runs: Mapping[int, DecisiveRun]) -> str:
+    """:func:`floor_rows` as text: per ``n`` and mode, the proposition's floor under Sec. 3.3's ``nu``,
+    the smallest measured error (both protocols, every seed) and the Gaussian-equivalent ``adapt``
+    error."""
+    lines = [f"{'n':>6} {'mode':<7} {'floor':>7} {'smallest measured':>18} {'Gaussian-equivalent':>20}"]
+    for r in floor_rows(runs):
+        lines.append(f"{r['n']:>6} {r['mode']:<7} {r['floor']:>7.3f} {r['measured_min']:>18.3f} "
+                     f"{r['gaussian_adapt']:>20.3f}")
+    return "\n".join(lines)
+
+
+def trend_summary(trend: SignalTrend) -> str:
+    """:class:`SignalTrend` in two lines."""
+    f = trend.fit
+    lo, hi = trend.n_cross_range
+    rng = "" if lo is None or hi is None else f" (from the interval's ends: {min(lo, hi):,.0f} to {max(lo, hi):,.0f})"
+    cross = "never (no decline)" if trend.n_cross is None else f"at n = {trend.n_cross:,.0f}{rng}"
+    return (f"sum_r gamma_r^2 ~ n^{f.slope:.2f} (bootstrap interval {f.boot_low:.2f} .. {f.boot_high:.2f}) over "
+            f"n = {', '.join(f'{x:,.0f}' for x in f.x)}\nthe refit head's threshold reaches cos = 1 {cross}")
+
+
+def collapse_summary(points: List[dict]) -> str:
+    """How far the measured ``adapt`` errors of :func:`collapse` lie from ``Phi(-D/2)``: the root mean
+    square and the largest deviation over every run, seed and angle, and the number of points."""
+    dev = collapse_deviation(points)
+    return (f"{dev.numel()} points (runs x seeds x angles): measured minus Phi(-D/2) has root mean square "
+            f"{float(dev.pow(2).mean().sqrt()):.3f}, largest {float(dev.abs().max()):.3f}")
+
+
+def collapse_deviation(points: List[dict]) -> torch.Tensor:
+    """Every point of :func:`collapse`: measured ``adapt`` error minus ``Phi(-D/2)``, flattened."""
+    return torch.cat([(p["error"] - normal_cdf(-p["D"] / 2)).flatten() for p in points])
+
+
+def theorem_summary(runs: Mapping[int, DecisiveRun]) -> str:
+    """The ingredients of Our Theorem 1 at every ``n``: ``G^2 = sum_r gamma_r^2`` of both modes (mean
+    over seeds), the Cantelli bound on the best multi-modal head's error at ``cos = 1`` and at the
+    measured multi-modal threshold's double, and the measured errors there."""
+    lines = [f"{'n':>6} {'G^2 multi':>10} {'G^2 single':>11} {'multi: Cantelli bound / measured at cos = 1':>44}"]
+    for n, run in runs.items():
+        if not all(m in run.modes for m in MODES):
+            continue
+        tm, ts = run.modes["multi"].tilt, run.modes["single"].tilt
+        lines.append(f"{n:>6} {float(tm.gamma_sq.mean()):>10.2f} {float(ts.gamma_sq.mean()):>11.3f} "
+                     f"{float(tm.upper[:, -1].max()):>30.2e} / {float(tm.error['adapt'][:, -1].max()):.3f}")
+    return "\n".join(lines)

@@ -69,7 +69,7 @@ def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics
 
 def plot_blueprint(verdicts=None):
     """The paper's dependency graph (:mod:`mmcl.proofs.blueprint`) for a slide: the layers of
-    :func:`mmcl.proofs.blueprint.layout` from left (premises) to right (theorems), each node filled
+    :func:`mmcl.figures.blueprint_graph.layout` from left (premises) to right (theorems), each node filled
     by its proof audit and, where ``verdicts`` (``{key: measured verdict}``) gives one, bordered by
     the measured verdict; solid edges for what a statement uses, dotted for what only its proof
     uses.  The book's Blueprint page draws the same graph as SVG with links."""
@@ -79,10 +79,10 @@ def plot_blueprint(verdicts=None):
 
     from mmcl.figures.theme import AUDIT_FILL, VERDICT_STROKE
     from mmcl.proofs import blueprint as bp
-    from mmcl.proofs.blueprint import short_label
+    from mmcl.figures.blueprint_graph import layout, short_label
 
     verdicts = dict(verdicts or {})
-    pos = bp.layout()
+    pos = layout()
     n_layers = 1 + max(p[0] for p in pos.values())
     tallest = 1 + max(p[1] for p in pos.values())
     xy = {k: (layer * 1.35, -i) for k, (layer, i) in pos.items()}

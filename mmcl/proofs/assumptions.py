@@ -354,7 +354,7 @@ def check_assumption41(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
 
 
 #: The premises that proofs use besides Assumption 4.1's 22 conditions (:func:`premise_conditions`).
-EXTRA_PREMISES = ("3.3", "C.6", "C.10")
+EXTRA_PREMISES = ("3.3", "C.6", "C.10", "D.4", "D.6")
 #: The constant of Sec. 3.3's ``<nu, mu> = O(||mu||^2/sqrt(d))``, which the paper does not give (ours: 1).
 NU_CONDITION_MAX = 1.0
 #: The constant ``C`` of Lemma C.10 that the proof of Lemma C.11 needs, in units of ``C_l``: ``C = 202 C_l``.
@@ -370,7 +370,13 @@ def premise_conditions(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
     * ``"C.6"`` -- Lemma C.6's condition ``d >= sqrt(300 log(6n^2/delta) / (-log(1 - delta^2/(4n^2))
       pi sigma0^2 sigma_xi^2))`` (every ``|<w_r(0), xi_i>|`` bounded away from 0);
     * ``"C.10"`` -- Lemma C.10's condition ``n >= 8 C^2 log(1/delta) / (-log(1 - (delta/m)^2))`` with the
-      ``C = 202 C_l`` that the proof of Lemma C.11 takes (about ``2e11`` at ``m = 50``, ``delta = 0.1``).
+      ``C = 202 C_l`` that the proof of Lemma C.11 takes (about ``2e11`` at ``m = 50``, ``delta = 0.1``);
+    * ``"D.4"`` -- what the proof of Lemma D.4 needs of the loss derivatives over stage 1,
+      ``1 - C_l/(M+1) >= 0.96``, that is ``M + 1 >= 25 C_l`` (``acfg.c_ell``: the paper's 1.01 by default,
+      or the ``C_l`` a run measured at ``T1``);
+    * ``"D.6"`` -- Lemma D.6's condition ``d >= 300 sqrt(2 n^3 log(6n^2/delta)) / (sigma0 sigma_xi
+      sqrt(pi log(1/(1 - (delta/m)^2))))``, which the proof of Lemma D.8 uses through D.6 (about
+      ``3.3e23`` at the decisive point, ``n = 9,224``: past what a span draw reaches).
     """
     cfg = _cfg(cfg)
     dl, n, m = acfg.delta, cfg.n, cfg.m
@@ -379,12 +385,18 @@ def premise_conditions(cfg: SyntheticConfig, acfg: AssumptionConfig = Assumption
                                                * (cfg.sigma0 * cfg.sigma_xi) ** 2))
     C = C10_CONSTANT * acfg.c_ell
     c10 = 8 * C ** 2 * L(1 / dl) / -math.log1p(-(dl / m) ** 2)
+    c_d6 = 300 * math.sqrt(2 * n ** 3 * L(6 * n ** 2 / dl)) / (
+        cfg.sigma0 * cfg.sigma_xi * math.sqrt(math.pi * -math.log1p(-(dl / m) ** 2)))
     return [
         _cond("3.3", "<ν, μ> = O(‖μ‖²/√d)", "|<ν, μ>| ≤ ‖μ‖²/√d (constant 1: ours)", "Sec. 3.3",
               cfg.nu_condition, "<=", NU_CONDITION_MAX),
         _cond("C.6", "d ≥ √(300 log(6n²/δ)/(−log(1−δ²/4n²) π σ₀²σ_ξ²))", "as stated", "Lemma C.6", cfg.d, ">=", c6),
         _cond("C.10", "n ≥ 8C² log(1/δ)/(−log(1−(δ/m)²))", f"with C = {C10_CONSTANT:g} C_ℓ (proof of Lemma C.11)",
               "Lemma C.10", n, ">=", c10),
+        _cond("D.4", "M + 1 ≥ 25 C_ℓ", f"1 − C_ℓ/(M+1) ≥ 0.96 over stage 1, C_ℓ = {acfg.c_ell:g}", "proof of Lemma D.4",
+              cfg.M + 1, ">=", 25 * acfg.c_ell),
+        _cond("D.6", "d ≥ 300√(2n³ log(6n²/δ))/(σ₀σ_ξ √(π log(1/(1−(δ/m)²))))", "as stated", "Lemma D.6",
+              cfg.d, ">=", c_d6),
     ]
 
 
