@@ -108,12 +108,21 @@ def _merge_claims(app, env, docnames, other) -> None:
 
 
 def _rewrite_claims_page(app, env):
-    return [d for d in (CLAIMS_DOC, BLUEPRINT_DOC, READING_GUIDE_DOC) if d in env.found_docs]
+    return [d for d in (CLAIMS_DOC, BLUEPRINT_DOC, _reading_guide_doc(app)) if d in env.found_docs]
 
 
 # -- the blueprint -------------------------------------------------------------------------------
 BLUEPRINT_DOC = "book/blueprint"
-READING_GUIDE_DOC = "book/01_reading_guide"  # its table of findings is built from every chapter's rows
+
+
+def _reading_guide_doc(app) -> str:
+    """The toc's root page, the reading guide: its table of findings is built from every chapter's
+    rows."""
+    from mmcl.figures.registry import toc_entries
+
+    if not (Path(app.srcdir) / "_toc.yml").exists():  # a Sphinx project that is not the book
+        return ""
+    return toc_entries(app.srcdir)[0][1].removesuffix(".md")
 
 
 class blueprint_graph(nodes.General, nodes.Element):
