@@ -8,6 +8,10 @@
 * **The Figures page is generated from the figure registry.**  Before the sources are read, the
   table of :func:`mmcl.figures.registry.registry_markdown` is written to
   ``_build/generated/figures_registry.md``, which ``book/figures.md`` includes.
+* **The API page is generated from the package.**  Before the sources are read, the ``automodule``
+  of every public module (:func:`mmcl.booksupport.api_page.api_markdown`) is written to
+  ``_build/generated/api.md``, which ``book/api.md`` includes.  A constant's ``#:`` comment is read
+  as prose, never as napoleon's ``type: description``.
 * **The Claims page is collected from the executed chapters.**  Every check cell's output carries
   its rows of the claims register (:mod:`mmcl.booksupport.claims`) as JSON in its HTML table.  When a
   page is read, the rows are taken from its doctree together with the section they sit in; the
@@ -28,6 +32,7 @@ from docutils.parsers.rst import Directive
 BINDERHUB_URL = "https://mybinder.org"
 COLAB_URL = "https://colab.research.google.com"
 GENERATED = Path("_build") / "generated" / "figures_registry.md"
+GENERATED_API = Path("_build") / "generated" / "api.md"
 
 
 def _buttons(app, config) -> None:
@@ -47,14 +52,35 @@ def _buttons(app, config) -> None:
     opts["launch_buttons"] = launch
 
 
+def _write(out: Path, text: str) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists() or out.read_text() != text:  # unchanged: keep the file's time (no rebuild)
+        out.write_text(text)
+
+
 def _figures_page(app) -> None:
     from mmcl.figures.registry import registry_markdown
 
-    out = Path(app.srcdir) / GENERATED
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = registry_markdown()
-    if not out.exists() or out.read_text() != text:  # unchanged: keep the file's time (no rebuild)
-        out.write_text(text)
+    _write(Path(app.srcdir) / GENERATED, registry_markdown())
+
+
+def _api_page(app) -> None:
+    from mmcl.booksupport.api_page import api_markdown
+
+    _write(Path(app.srcdir) / GENERATED_API, api_markdown())
+
+
+def _prose_attribute_docs(app, what, name, obj, options, lines) -> None:
+    """A constant's ``#:`` comment is prose.  napoleon reads the first line of a data or attribute
+    docstring as ``type: description`` and cross-references the words before its first colon as a
+    type ("The decisive scaling: the chapter scaling ..." -> a class ``The decisive scaling``, a
+    broken reference), once in each of its passes (NumPy style, then Google style); an empty type
+    in front, one per pass, keeps the whole line the description.  Runs before napoleon (priority
+    400 < 500)."""
+    passes = sum(bool(getattr(app.config, f"napoleon_{style}_docstring", False)) for style in ("numpy", "google"))
+    if what in ("data", "attribute") and passes and lines and lines[0].strip() \
+            and not lines[0].lstrip().startswith(":"):
+        lines[0] = ": " * passes + lines[0]
 
 
 # -- the claims register ------------------------------------------------------------------------
@@ -366,6 +392,9 @@ def setup(app):
     app.add_css_file("mmcl-claims.css")
     app.add_js_file("mmcl-claims.js")
     app.connect("builder-inited", _figures_page)
+    app.connect("builder-inited", _api_page)
+    app.setup_extension("sphinx.ext.autodoc")  # its event, whichever extension _config.yml lists first
+    app.connect("autodoc-process-docstring", _prose_attribute_docs, priority=400)
     app.add_node(claims_table)
     app.add_directive("mmcl-claims", ClaimsDirective)
     app.add_node(blueprint_graph)

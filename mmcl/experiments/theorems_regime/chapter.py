@@ -31,7 +31,8 @@ from mmcl.experiments.theorems_regime.verdicts import SizeVerdicts, revisit_verd
 __all__ = ["RegimeSizes", "BY_SIZE", "sizes", "SCALING", "CONTROL_SCALING", "regime_conditions", "regime_sweep",
            "regime_control", "regime_verdicts"]
 
-#: The chapter's scaling, ``d = n^2 log(6 n^2/delta)`` (see :class:`RegimeScaling`).
+#: The chapter's scaling, ``d = n^2 log(6 n^2/delta)``
+#: (see :class:`~mmcl.experiments.theorems_regime.RegimeScaling`).
 SCALING = RegimeScaling()
 #: The control's scaling, with ``d`` raised to what Lemma B.2 asks (``d_rule="b2"``).
 CONTROL_SCALING = RegimeScaling(d_rule="b2")
