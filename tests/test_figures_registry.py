@@ -142,13 +142,36 @@ def test_chapters_show_public_library_code_only():
 
 
 def test_the_reading_guides_map_links_every_chapter():
-    """The map "How the book maps to the paper" names each chapter by its label, so a new chapter
-    missing from it fails here."""
+    """The map "How the book maps to the paper" is generated at every build ({mmcl-chapter-map}): one
+    row per chapter of _toc.yml after the guide, in the toc's order, under its part, linked to the
+    chapter, with the statements its checks test; a new chapter is in it by its toc entry."""
+    from mmcl.booksupport.chapter_map import render_chapter_map, statements_text
+
     guide = (ROOT / "book" / "reading_guide.md").read_text()
-    table = guide.split("## How the book maps to the paper", 1)[1].split("\n\n", 2)[1]
-    for ch in CHAPTERS[1:]:
-        label = re.search(r"^\((sec-[\w-]+)\)=", ch.read_text(), flags=re.M).group(1)
-        assert f"{{ref}}`{label}`" in table, f"the reading guide's map does not link {ch.name} ({label})"
+    section = guide.split("## How the book maps to the paper", 1)[1].split("\n## ", 1)[0]
+    assert "```{mmcl-chapter-map}" in section and "| chapter |" not in section
+    stems = registry.chapters()
+    docs = [(caption, page) for caption, page in registry.toc_entries() if Path(page).name in stems][1:]
+    assert [Path(page).name for _, page in docs] == list(stems[1:])
+    labels, titles = {}, {}
+    for _, page in docs:
+        text = (ROOT / f"{page}.md").read_text()
+        m = re.search(r"^\((sec-[\w-]+)\)=\s*\n# (.+)$", text, flags=re.M)
+        assert m, f"{page}.md: no (sec-...)= label above its title"
+        labels[page], titles[page] = m.group(1), m.group(2)
+    first, last = docs[0][1], docs[-1][1]
+    rows = [dict(docname=first, paper="Lemma 5.2"), dict(docname=first, paper="Theorem 4.2 (1)"),
+            dict(docname=first, paper="Lemma 5.1"), dict(docname=last, paper="Lemma 1", source="zhang2023mmcl")]
+    table = render_chapter_map(docs, titles, {p: f"#{labels[p]}" for p in labels}, rows,
+                               cite=lambda key: "Zhang et al. (2023)")
+    at = [table.find(f"href='#{labels[page]}'") for _, page in docs]
+    assert all(i >= 0 for i in at), [page for (_, page), i in zip(docs, at) if i < 0]
+    assert at == sorted(at), "the map is not in the toc's order"
+    assert "Theorem 4.2; Lemmas 5.1, 5.2" in table and "Zhang et al. (2023): Lemma 1" in table
+    captions = [c for c, _ in docs]
+    assert all(table.count(f"<td>{c}</td>") == 1 for c in set(captions))  # each part named once
+    assert statements_text(["Eq. (13)", "Sec. 3.3", "Eq. (12)", "Figure 1", "Assumption 4.1 (6b)"]) == \
+        "Sec. 3.3; Eqs. (12), (13); Assumption 4.1; Figure 1"
 
 
 def test_figure_modules_only_draw():
