@@ -112,6 +112,22 @@ def test_a_chapter_inserted_mid_book_needs_only_its_toc_line(tmp_path):
     assert registry.modules(tmp_path)[2] == "mmcl.figures.inserted"
 
 
+def test_no_file_names_a_chapter_by_a_numbered_path():
+    """Chapters are named by title or label (``sec-...``), never by a numbered file name such as
+    ``book/<NN>_<slug>.md`` or a stem ``<NN>_<slug>``: a name that moves when a chapter is inserted
+    goes stale.  Checked in the library, the tests, the benchmarks, the scripts, the chapters and
+    the two READMEs."""
+    stems = "|".join(registry.chapters())
+    numbered = re.compile(rf"book/(?:\d\d|NN)_|\b\d\d_(?:{stems})\b")
+    files = [ROOT / "README.md", *sorted((ROOT / "book").glob("*.md"))]  # book/README.md among them
+    for folder in ("mmcl", "tests", "benchmarks", "scripts"):
+        files += [p for p in sorted((ROOT / folder).rglob("*"))
+                  if p.suffix in (".py", ".md", ".sh", ".toml", ".yml", ".css", ".js", ".txt") and p.is_file()]
+    found = [f"{p.relative_to(ROOT)}:{n}: {m.group(0)}" for p in files
+             for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1) for m in numbered.finditer(line)]
+    assert not found, f"chapters named by a numbered path (name them by title or sec- label): {found}"
+
+
 def test_chapters_refer_to_each_other_by_label_not_number():
     """Numbers move when the book is reordered; a {ref} to a chapter's label does not."""
     numbered = [f"{ch.name}: {m.group(0)}" for ch in CHAPTERS

@@ -202,3 +202,18 @@ def test_the_api_page_documents_a_facades_names_once():
     assert "simulate" in members("mmcl.dynamics.engines")[0]
     assert "DERIVED" in members("mmcl.experiments.sweep.grid")[0]  # a constant stays with its #: comment
 
+
+def test_the_readme_lists_the_layers_of_this_test():
+    """README.md's *Architecture* table numbers the layers; they must be LAYERS above, package for
+    package, so that what it says a module may import is what this test enforces."""
+    text = (ROOT.parent / "README.md").read_text()
+    section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", section, flags=re.M)
+    assert rows, "README.md's Architecture section has no table numbering the layers"
+    readme = {}
+    for layer, packages in rows:
+        readme.setdefault(int(layer), set()).update(re.findall(r"`(mmcl[\w.]*)`", packages))
+    assert sorted(readme) == list(range(len(LAYERS))), f"README's layers: {sorted(readme)}"
+    assert [readme[i] for i in range(len(LAYERS))] == LAYERS, "README's layer table and LAYERS disagree"
+    numbers = [int(layer) for layer, _ in rows]
+    assert numbers == sorted(numbers), "README's table lists the layers from the bottom up"
