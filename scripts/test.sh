@@ -67,7 +67,7 @@ $PY - "$LOG" <<'PYEOF'
 import re, sys
 passed = failed = 0
 for line in open(sys.argv[1], errors="replace"):
-    if re.search(r" in [0-9.]+s", line):  # pytest's summary line, e.g. "699 passed, 46 warnings in 159.37s"
+    if re.search(r" in [0-9.]+s", line):  # pytest's summary line, e.g. "N passed, M warnings in 159.37s"
         passed += sum(int(n) for n in re.findall(r"(\d+) passed", line))
         failed += sum(int(n) for n in re.findall(r"(\d+) (?:failed|errors?)\b", line))
 print(f"tests: {passed} passed, {failed} failed")

@@ -15,8 +15,8 @@ import pytest
 from mmcl.figures import registry
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
-STORY = [ch for ch in CHAPTERS if ch.stem != "01_reading_guide"]  # the guide opens with its findings
+CHAPTERS = [ROOT / "book" / f"{c}.md" for c in registry.chapters()]  # _toc.yml's order
+STORY = [ch for ch in CHAPTERS if ch.stem != "reading_guide"]  # the guide opens with its findings
 COLUMN = 88  # characters of code the book's column shows without clipping
 VISIBLE_LINES = 30  # the most lines a visible code cell may have
 FOLDED = {"hide-input", "hide-cell"}

@@ -13,9 +13,10 @@ import torch
 
 from mmcl.booksupport import claims as cl
 from mmcl.booksupport.claims import ClaimFailed, Claims
+from mmcl.figures import registry
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+CHAPTERS = [ROOT / "book" / f"{c}.md" for c in registry.chapters()]  # _toc.yml's order
 METHODS = {"upper", "lower", "between", "near", "equal", "roundoff", "true", "section", "setting"}
 
 

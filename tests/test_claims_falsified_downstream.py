@@ -1,4 +1,4 @@
-"""Chapter 07_downstream's claims, made false, fail through the claims register (issue 15: a check must be able
+"""The chapter sec-downstream's claims, made false, fail through the claims register (issue 15: a check must be able
 to fail).  Each test states one of the chapter's claims as the chapter does, once at the chapter's
 setting (the control, which passes) and once where it is false: at a perturbed setting, or with a
 deliberately wrong formula.  Two seeds and a few seconds on one thread."""
@@ -33,7 +33,7 @@ def figure1():
 
 
 def test_the_d3_noise_check_fails_at_a_smaller_sigma0(figure1):
-    """Chapter 07_downstream: App. D.3's O~(1/sqrt(dn)) for the multi-modal noise response fails by more than a
+    """The chapter sec-downstream: App. D.3's O~(1/sqrt(dn)) for the multi-modal noise response fails by more than a
     factor 200 at Figure 1's setting, most of it the init part, proportional to our sigma0.  At
     sigma0 = 0.003 the same claim is false (about 90 times): the factor is a matter of sigma0."""
     def claim(cfg, c):
@@ -47,7 +47,7 @@ def test_the_d3_noise_check_fails_at_a_smaller_sigma0(figure1):
 
 
 def test_the_init_part_check_fails_with_a_wrong_formula(figure1):
-    """Chapter 07_downstream: the init part of the noise response has sd sigma0 sigma_xi sqrt(d) (0.447).  Against
+    """The chapter sec-downstream: the init part of the noise response has sd sigma0 sigma_xi sqrt(d) (0.447).  Against
     a wrong formula, sigma0 sigma_xi sqrt(d n) (as if it summed over the training noise), it fails."""
     cfg = figure1.replace(n_epochs=1)  # the init part <w_r(0), zeta> does not depend on training
     spread = _noise_spread(cfg)
@@ -60,7 +60,7 @@ def test_the_init_part_check_fails_with_a_wrong_formula(figure1):
 
 
 def test_the_condition_check_fails_at_the_papers_nu(figure1):
-    """Chapter 07_downstream: a nu at cos(nu, mu) = 0.05 meets Sec. 3.3's condition (ratio 0.89, below 1).
+    """The chapter sec-downstream: a nu at cos(nu, mu) = 0.05 meets Sec. 3.3's condition (ratio 0.89, below 1).
     Figure 1's own nu (cos 1) does not: the same claim fails there."""
     claim = dict(claim="the ratio <nu, mu> sqrt(d)/||mu||^2 is 0.89, below 1: nu meets the condition",
                  paper="Sec. 3.3", verdict="observation", target=0.89, tol=0.005)

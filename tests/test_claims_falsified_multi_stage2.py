@@ -1,4 +1,4 @@
-"""Two of the claims of chapter "Multi-modal learning, stage 2" (book/06_multimodal_stage2.md), made
+"""Two of the claims of chapter "Multi-modal learning, stage 2" (sec-multimodal-stage2), made
 false, fail through the claims register (issue 15: a check must be able to fail).  Each test runs the
 chapter's computation (mmcl.proofs.multi_stage2) at its settings on one of its seeds and states
 the chapter's claim once as the chapter does (the control, which passes) and once made false."""

@@ -1,4 +1,4 @@
-"""Chapter 05_multimodal's claims about the synchronisation time, made false, fail through the claims register
+"""The chapter sec-multimodal's claims about the synchronisation time, made false, fail through the claims register
 (issue 15: a check must be able to fail).  The tests run the chapter's computation at its settings
 (the Figure 1 configuration, two seeds instead of five) and state the chapter's claim once as the
 chapter does (the control, which passes) and once with a deliberately wrong formula."""
@@ -31,7 +31,7 @@ def _within_two_steps(syn, predicted_step):
 
 
 def test_the_sync_time_check_fails_when_kappa_forgets_the_second_modality(synchronised):
-    """Chapter 05_multimodal: the proposition gets t' right to within two steps for most out-of-step neurons.
+    """The chapter sec-multimodal: the proposition gets t' right to within two steps for most out-of-step neurons.
     With kappa computed from ||mu||^2 instead of ||mu|| ||mu~|| (C_mu = 3 dropped), the predicted
     t' is about three times too long and the same check fails."""
     cfg, syn = synchronised
@@ -46,7 +46,7 @@ def test_the_sync_time_check_fails_when_kappa_forgets_the_second_modality(synchr
 
 
 def test_the_winning_side_check_fails_when_the_first_modality_always_wins(synchronised):
-    """Chapter 05_multimodal: the proposition names the winning side, sign(u(0) + v(0)), for at least 80 % of the
+    """The chapter sec-multimodal: the proposition names the winning side, sign(u(0) + v(0)), for at least 80 % of the
     out-of-step neurons.  Predicting that the first network's sign always wins, sign(u(0) - v(0)),
     fails the same check."""
     cfg, syn = synchronised

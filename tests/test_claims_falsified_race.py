@@ -53,7 +53,7 @@ def signal_rate(cfg, with_a: bool = True) -> float:
 
 
 def test_control_true_setting_and_formulas_pass():
-    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
+    c = Claims("phase_diagrams", display=False).setting(FIG1)
     race = stage1_race(BASE, "single")
     claim_fig1_steps(c, race.noise_step, race.signal_step)
     claim_noise_first(c, race.noise_step, race.signal_step)
@@ -65,7 +65,7 @@ def test_perturbed_setting_fails():
     cfg = at_n_snr2(BASE, 5.0)  # beyond the single-modal boundary (about 3.6 at n = 100): the signal wins
     race = stage1_race(cfg, "single")
     assert race.winner == "signal"
-    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
+    c = Claims("phase_diagrams", display=False).setting(FIG1)
     with pytest.raises(ClaimFailed):
         claim_fig1_steps(c, race.noise_step, race.signal_step)
     with pytest.raises(ClaimFailed):
@@ -80,14 +80,14 @@ def test_wrong_noise_formula_fails():
     wrong_rate = a * noise_step_scale(BASE)
     assert wrong_rate > 1.9 * race.noise_rate
     wrong_step = math.log(race.level / race.noise_init) / math.log1p(wrong_rate)
-    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
+    c = Claims("phase_diagrams", display=False).setting(FIG1)
     with pytest.raises(ClaimFailed):
         claim_fig1_steps(c, wrong_step, race.signal_step)
 
 
 def test_wrong_signal_formula_fails():
     race = stage1_race(BASE, "single")
-    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
+    c = Claims("phase_diagrams", display=False).setting(FIG1)
     with pytest.raises(ClaimFailed):
         claim_signal_rate(c, signal_rate(BASE, with_a=False), race.signal_rate)  # without a = M/(M+1)
 
@@ -104,7 +104,7 @@ def test_margin_rate_claim_holds_measured_and_fails_on_the_races_mode():
 
     race = stage1_race(BASE, "single")
     measured = linearised_noise_margin(BASE, "single", sample_synthetic(BASE, 0, with_ood=False)).rate()
-    c = Claims("11_phase_diagrams", display=False).setting(FIG1)
+    c = Claims("phase_diagrams", display=False).setting(FIG1)
     claim_margin_outgrows_signal(c, measured, race.signal_rate)
     assert len(c.rows) == 1
     with pytest.raises(ClaimFailed):  # the balanced mode of the class totals, the race's rate

@@ -1,4 +1,4 @@
-"""Two of chapter 03_single_stage1's claims, made false, fail through the claims register (issue 15: a check must be
+"""Two of the chapter sec-single-stage1's claims, made false, fail through the claims register (issue 15: a check must be
 able to fail).  Each test runs the chapter's computation at its settings (two seeds) and states the
 chapter's claim once as the chapter does (the control, which passes) and once made false."""
 import pytest
@@ -29,7 +29,7 @@ def stage1():
 
 
 def test_the_rate_check_fails_with_the_papers_one_per_cent_negatives(stage1):
-    """Chapter 03_single_stage1: the measured rate is (a - b) s with a, b measured (within 25 %).  With Lemma C.11's
+    """The chapter sec-single-stage1: the measured rate is (a - b) s with a, b measured (within 25 %).  With Lemma C.11's
     negatives at 1 % of the positive term, b = 0.01 a, the same check fails."""
     cfg, data, traj, hist, bc, growth = stage1
     claim = dict(claim="the measured rate is the B dynamics' (a - b) s (within 25 %)", paper="Lemma C.11",
@@ -41,7 +41,7 @@ def test_the_rate_check_fails_with_the_papers_one_per_cent_negatives(stage1):
 
 
 def test_the_sign_set_check_fails_when_the_cross_terms_are_put_back(stage1):
-    """Chapter 03_single_stage1: without cross terms no neuron leaves U_+ or U_- (Lemma C.3 holds exactly).  On the
+    """The chapter sec-single-stage1: without cross terms no neuron leaves U_+ or U_- (Lemma C.3 holds exactly).  On the
     Figure 1 data itself, where the cross terms are present, the same claim fails."""
     cfg, data, traj, hist, bc, growth = stage1
     clean = preactivations.without_cross_terms(data)

@@ -1,4 +1,4 @@
-"""Chapter 04_single_stage2's one-step claims about Lemma C.17, made false, fail through the claims register (issue 15:
+"""The chapter sec-single-stage2's one-step claims about Lemma C.17, made false, fail through the claims register (issue 15:
 a check must be able to fail).  Each test runs the chapter's computation at its settings on one seed and
 states the chapter's claim once as the chapter does (the control, which passes) and once made false."""
 import math
@@ -34,7 +34,7 @@ def figure1():
 
 
 def test_link3_check_fails_with_the_papers_comparator(figure1):
-    """Chapter 04_single_stage2: with the smallest comparator factor that works (about 2.6), Lemma C.17's one-step
+    """The chapter sec-single-stage2: with the smallest comparator factor that works (about 2.6), Lemma C.17's one-step
     inequality holds at every step from T1 on.  With the paper's factor 2 the same claim fails."""
     cfg, t1, tel = figure1
     lo17, hi17 = tel.c17_feasible_lam(t1)
@@ -50,7 +50,7 @@ def test_link3_check_fails_with_the_papers_comparator(figure1):
 
 
 def test_link3_failure_is_our_temperature(figure1):
-    """Chapter 04_single_stage2: with the paper's comparator link 3 fails at every step of stage 2 (verdict "outside",
+    """The chapter sec-single-stage2: with the paper's comparator link 3 fails at every step of stage 2 (verdict "outside",
     noted as depending on tau).  At tau = 0.5 (T = 1000 steps, so that stage 2 exists) the same claim is
     false: the paper's comparator satisfies the inequality there."""
     claim = dict(claim="link 3 with the paper's lambda = 2 tau L fails at every step of stage 2",

@@ -1,4 +1,4 @@
-"""Chapter "The assumptions" (book/09_assumptions.md): the computations behind its figures."""
+"""Chapter "The assumptions" (sec-assumptions): the computations behind its figures."""
 import math
 
 import pytest

@@ -1,4 +1,4 @@
-"""The computation behind chapter 05_multimodal's stage-1 figure (mmcl.proofs.multi_stage1.stage1_end): each of
+"""The computation behind the chapter sec-multimodal's stage-1 figure (mmcl.proofs.multi_stage1.stage1_end): each of
 its parts equals an independent computation (the linear map iterated step by step, explicit
 loops over neurons and steps, the functions it bundles), and it rejects a mismatched run; and the
 size table of the chapter's experiment module (mmcl.experiments.multimodal)."""

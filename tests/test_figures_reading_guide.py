@@ -1,4 +1,4 @@
-"""Chapter "Reading guide" (book/01_reading_guide.md): its sizes and the runs its figure draws
+"""Chapter "Reading guide" (sec-reading-guide): its sizes and the runs its figure draws
 (mmcl.experiments.reading_guide); the drawing itself is tested with every registered figure."""
 import pytest
 

@@ -14,7 +14,7 @@ from mmcl.cli import main  # noqa: E402
 from mmcl.figures import registry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.md"))
+CHAPTERS = [ROOT / "book" / f"{c}.md" for c in registry.chapters()]  # _toc.yml's order
 SPECS = registry.figures()
 PAGE_WIDTH = 8.0  # inches: the widest figure the book's column shows legibly
 MAX_PANELS = 4  # more panels than this is a dashboard; draw two figures instead
@@ -60,25 +60,72 @@ def test_no_chapter_draws_a_figure_itself():
 
 
 def test_the_chapters_follow_the_toc_and_each_has_its_two_modules():
-    """registry.CHAPTERS is _toc.yml's chapter list, numbered 01, 02, ... in that order, and chapter
-    NN_<slug> has its drawings in mmcl.figures.<slug> and its sizes and runs in mmcl.experiments.<slug>."""
+    """registry.chapters() is _toc.yml's list of notebooks, in its order; every notebook of book/ is
+    in it; stems are slugs, never numbered (inserting a chapter renames no other); and chapter <stem>
+    has its drawings in mmcl.figures.<stem> and its sizes and runs in mmcl.experiments.<stem>."""
     import importlib
 
     from mmcl.booksupport.notebooks import chapters
     from mmcl.experiments.sizes import SIZES
 
     toc = [c.stem for c in chapters(ROOT)]
-    assert list(registry.CHAPTERS) == toc
-    assert [int(c[:2]) for c in toc] == list(range(1, len(toc) + 1)), toc
-    assert sorted(p.stem for p in CHAPTERS) == toc  # no chapter file outside the toc
-    for c in registry.CHAPTERS:
-        slug = registry.slug(c)
-        figs = importlib.import_module(f"mmcl.figures.{slug}")
+    assert list(registry.chapters()) == toc and toc[0] == "reading_guide"
+    assert list(registry.modules()) == [f"mmcl.figures.{c}" for c in toc]
+    notebooks = sorted(p.stem for p in (ROOT / "book").glob("*.md") if "kernelspec:" in p.read_text()[:600])
+    assert sorted(toc) == notebooks  # no chapter file outside the toc
+    numbered = [c for c in toc if not re.fullmatch(r"[a-z][a-z0-9_]*", c)]
+    assert not numbered, f"chapter stems must be slugs (the stem names its modules): {numbered}"
+    for c in registry.chapters():
+        figs = importlib.import_module(f"mmcl.figures.{c}")
         assert figs.CHAPTER == c and registry.chapter_of(figs.__name__) == c
-        ex = importlib.import_module(f"mmcl.experiments.{slug}")
-        assert set(ex.BY_SIZE) == set(SIZES) and ex.sizes("default") == ex.BY_SIZE["default"], slug
+        ex = importlib.import_module(f"mmcl.experiments.{c}")
+        assert set(ex.BY_SIZE) == set(SIZES) and ex.sizes("default") == ex.BY_SIZE["default"], c
     with pytest.raises(ValueError, match="is not the figure module of a chapter"):
         registry.chapter_of("mmcl.figures.theme")
+
+
+def test_the_toc_reader_agrees_with_yaml():
+    """registry.toc_entries reads _toc.yml without a YAML library: it must read what YAML reads."""
+    yaml = pytest.importorskip("yaml")
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    want = [("", toc["root"])] + [(part["caption"], ch["file"]) for part in toc["parts"] for ch in part["chapters"]]
+    assert registry.toc_entries() == want
+    for part in toc["parts"]:  # the rendered book numbers the chapters of every part but the reference pages
+        assert part.get("numbered", False) == (part["caption"] != "Reference"), part["caption"]
+
+
+def test_a_chapter_inserted_mid_book_needs_only_its_toc_line(tmp_path):
+    """The chapters' order is the toc's: a notebook listed between two others is read there, and a
+    page without a kernelspec (Blueprint, Claims, ...) is no chapter."""
+    header = "---\njupytext:\n  text_representation:\n    extension: .md\nkernelspec:\n  name: python3\n---\n"
+    (tmp_path / "book").mkdir()
+    for stem in ("guide", "first", "inserted", "last"):
+        (tmp_path / "book" / f"{stem}.md").write_text(header + f"# {stem}\n")
+    (tmp_path / "book" / "claims.md").write_text("# Claims\n")
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/guide\nparts:\n  - numbered: true\n    caption: Part one  # a comment\n"
+        "    chapters:\n      - file: book/first\n      - file: book/inserted\n      - file: book/last.md\n"
+        "  - caption: Reference\n    chapters:\n      - file: book/claims\n")
+    assert registry.chapters(tmp_path) == ("guide", "first", "inserted", "last")
+    assert registry.toc_entries(tmp_path)[2] == ("Part one", "book/inserted")
+    assert registry.toc_entries(tmp_path)[-1] == ("Reference", "book/claims")
+    assert registry.modules(tmp_path)[2] == "mmcl.figures.inserted"
+
+
+def test_no_file_names_a_chapter_by_a_numbered_path():
+    """Chapters are named by title or label (``sec-...``), never by a numbered file name such as
+    ``book/<NN>_<slug>.md`` or a stem ``<NN>_<slug>``: a name that moves when a chapter is inserted
+    goes stale.  Checked in the library, the tests, the benchmarks, the scripts, the chapters and
+    the two READMEs."""
+    stems = "|".join(registry.chapters())
+    numbered = re.compile(rf"book/(?:\d\d|NN)_|\b\d\d_(?:{stems})\b")
+    files = [ROOT / "README.md", *sorted((ROOT / "book").glob("*.md"))]  # book/README.md among them
+    for folder in ("mmcl", "tests", "benchmarks", "scripts"):
+        files += [p for p in sorted((ROOT / folder).rglob("*"))
+                  if p.suffix in (".py", ".md", ".sh", ".toml", ".yml", ".css", ".js", ".txt") and p.is_file()]
+    found = [f"{p.relative_to(ROOT)}:{n}: {m.group(0)}" for p in files
+             for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1) for m in numbered.finditer(line)]
+    assert not found, f"chapters named by a numbered path (name them by title or sec- label): {found}"
 
 
 def test_chapters_refer_to_each_other_by_label_not_number():
@@ -111,13 +158,36 @@ def test_chapters_show_public_library_code_only():
 
 
 def test_the_reading_guides_map_links_every_chapter():
-    """The map "How the book maps to the paper" names each chapter by its label, so a new chapter
-    missing from it fails here."""
-    guide = (ROOT / "book" / "01_reading_guide.md").read_text()
-    table = guide.split("## How the book maps to the paper", 1)[1].split("\n\n", 2)[1]
-    for ch in CHAPTERS[1:]:
-        label = re.search(r"^\((sec-[\w-]+)\)=", ch.read_text(), flags=re.M).group(1)
-        assert f"{{ref}}`{label}`" in table, f"the reading guide's map does not link {ch.name} ({label})"
+    """The map "How the book maps to the paper" is generated at every build ({mmcl-chapter-map}): one
+    row per chapter of _toc.yml after the guide, in the toc's order, under its part, linked to the
+    chapter, with the statements its checks test; a new chapter is in it by its toc entry."""
+    from mmcl.booksupport.chapter_map import render_chapter_map, statements_text
+
+    guide = (ROOT / "book" / "reading_guide.md").read_text()
+    section = guide.split("## How the book maps to the paper", 1)[1].split("\n## ", 1)[0]
+    assert "```{mmcl-chapter-map}" in section and "| chapter |" not in section
+    stems = registry.chapters()
+    docs = [(caption, page) for caption, page in registry.toc_entries() if Path(page).name in stems][1:]
+    assert [Path(page).name for _, page in docs] == list(stems[1:])
+    labels, titles = {}, {}
+    for _, page in docs:
+        text = (ROOT / f"{page}.md").read_text()
+        m = re.search(r"^\((sec-[\w-]+)\)=\s*\n# (.+)$", text, flags=re.M)
+        assert m, f"{page}.md: no (sec-...)= label above its title"
+        labels[page], titles[page] = m.group(1), m.group(2)
+    first, last = docs[0][1], docs[-1][1]
+    rows = [dict(docname=first, paper="Lemma 5.2"), dict(docname=first, paper="Theorem 4.2 (1)"),
+            dict(docname=first, paper="Lemma 5.1"), dict(docname=last, paper="Lemma 1", source="zhang2023mmcl")]
+    table = render_chapter_map(docs, titles, {p: f"#{labels[p]}" for p in labels}, rows,
+                               cite=lambda key: "Zhang et al. (2023)")
+    at = [table.find(f"href='#{labels[page]}'") for _, page in docs]
+    assert all(i >= 0 for i in at), [page for (_, page), i in zip(docs, at) if i < 0]
+    assert at == sorted(at), "the map is not in the toc's order"
+    assert "Theorem 4.2; Lemmas 5.1, 5.2" in table and "Zhang et al. (2023): Lemma 1" in table
+    captions = [c for c, _ in docs]
+    assert all(table.count(f"<td>{c}</td>") == 1 for c in set(captions))  # each part named once
+    assert statements_text(["Eq. (13)", "Sec. 3.3", "Eq. (12)", "Figure 1", "Assumption 4.1 (6b)"]) == \
+        "Sec. 3.3; Eqs. (12), (13); Assumption 4.1; Figure 1"
 
 
 def test_figure_modules_only_draw():
@@ -126,7 +196,7 @@ def test_figure_modules_only_draw():
     import importlib
     import inspect
 
-    for module in registry.MODULES:
+    for module in registry.modules():
         src = inspect.getsource(importlib.import_module(module))
         for what in ('"tiny"', "lru_cache", "load_or_compute", "simulate(", "train_model(", "run_table1("):
             assert what not in src, f"{module} computes ({what}); move it to mmcl.experiments"

@@ -1,4 +1,4 @@
-"""Chapter "Side by side" (book/08_side_by_side.md): the computations behind its figures, and the size
+"""Chapter "Side by side" (sec-side-by-side): the computations behind its figures, and the size
 table of its experiment module (mmcl.experiments.side_by_side)."""
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""The computations behind the figures of chapter 04_single_stage2 (mmcl.proofs.single_stage2: comparator_chain,
+"""The computations behind the figures of the chapter sec-single-stage2 (mmcl.proofs.single_stage2: comparator_chain,
 scale_gap, scaled_config, ood_feature_snr; mmcl.experiments.single_stage2: scale_gap_sweep): each
 equals an independent computation from explicit weights (the ``gd`` engine) or from separate runs,
 and rejects bad input by name; and the size table of the experiment module."""

@@ -157,12 +157,63 @@ def test_no_import_cycle_inside_mmcl():
 
 
 def test_the_api_page_documents_every_public_module():
-    """book/api.md lists its modules by hand: every module of the package that is not private (no
-    leading underscore) must have its ``automodule`` there, so that a new module is documented."""
+    """The API page is generated from the package at every build (mmcl.booksupport.api_page, written
+    by the Sphinx extension to the file book/api.md includes): an ``automodule`` for every module that
+    is not private (no leading underscore), once, and for nothing else, so that a new module is
+    documented without an edit of the page."""
+    from mmcl.booksupport import sphinx_ext
+    from mmcl.booksupport.api_page import api_markdown, public_modules
+
+    page = api_markdown()
+    documented = re.findall(r"automodule:: (mmcl[\w.]*)", page)
+    assert len(documented) == len(set(documented)), "a module is documented twice"
+    public = {m for m in _modules() if not any(part.startswith("_") for part in m.split("."))}
+    assert set(public_modules()) == public | {"mmcl"}
+    missing = sorted(public - set(documented))
+    assert not missing, f"modules missing from the generated API page: {missing}"
+    stale = sorted(set(documented) - public)
+    assert not stale, f"the API page documents modules that are private or do not exist: {stale}"
     api = (ROOT.parent / "book" / "api.md").read_text()
-    documented = set(re.findall(r"automodule:: (mmcl[\w.]*)", api))
-    public = {m for m in _modules() if not any(part.startswith("_") for part in m.split("."))} | {"mmcl"}
-    missing = sorted(public - documented - {"mmcl"})
-    assert not missing, f"modules missing from book/api.md: {missing}"
-    stale = sorted(documented - public)
-    assert not stale, f"book/api.md documents modules that do not exist: {stale}"
+    assert f"{{include}} ../{sphinx_ext.GENERATED_API.as_posix()}" in api
+    assert "automodule" not in api, "book/api.md lists modules by hand; the generated page lists them all"
+
+
+def test_the_api_page_documents_a_facades_names_once():
+    """A package that says its names are documented under it (mmcl.experiments.sweep, ...) documents
+    its classes and functions; its modules leave them out, so that each is described once."""
+    import inspect
+
+    from mmcl.booksupport.api_page import members
+
+    facades = [m for m in _modules() if m in ("mmcl.experiments.sweep", "mmcl.experiments.theorems_regime",
+                                              "mmcl.figures")]
+    assert len(facades) == 3
+    for facade in facades:
+        pkg = importlib.import_module(facade)
+        names, _ = members(facade)
+        assert names == list(pkg.__all__), facade
+        routines = {n for n in pkg.__all__ if inspect.isclass(getattr(pkg, n)) or inspect.isroutine(getattr(pkg, n))}
+        for sub in _modules():
+            if sub.startswith(facade + "."):
+                documented, excluded = members(sub)
+                assert not set(documented or ()) & routines, f"{sub} documents again what {facade} does"
+    # a package that only gathers its modules' names leaves them to the modules
+    assert members("mmcl.dynamics") == ([], list(importlib.import_module("mmcl.dynamics").__all__))
+    assert "simulate" in members("mmcl.dynamics.engines")[0]
+    assert "DERIVED" in members("mmcl.experiments.sweep.grid")[0]  # a constant stays with its #: comment
+
+
+def test_the_readme_lists_the_layers_of_this_test():
+    """README.md's *Architecture* table numbers the layers; they must be LAYERS above, package for
+    package, so that what it says a module may import is what this test enforces."""
+    text = (ROOT.parent / "README.md").read_text()
+    section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", section, flags=re.M)
+    assert rows, "README.md's Architecture section has no table numbering the layers"
+    readme = {}
+    for layer, packages in rows:
+        readme.setdefault(int(layer), set()).update(re.findall(r"`(mmcl[\w.]*)`", packages))
+    assert sorted(readme) == list(range(len(LAYERS))), f"README's layers: {sorted(readme)}"
+    assert [readme[i] for i in range(len(LAYERS))] == LAYERS, "README's layer table and LAYERS disagree"
+    numbers = [int(layer) for layer, _ in rows]
+    assert numbers == sorted(numbers), "README's table lists the layers from the bottom up"

@@ -6,13 +6,13 @@
   (PDF/SVG/PNG) into ``DIR`` and the executed notebook beside them: the command that regenerates
   any figure of the book.
 
-Chapters are MyST-markdown notebooks (``book/NN_slug.md``); the checkout that holds ``_toc.yml``
-is found from the current directory, else from the installed package.
+Chapters are MyST-markdown notebooks (``book/<stem>.md``, named by their stem: ``single_stage1``);
+the checkout that holds ``_toc.yml`` is found from the current directory, else from the installed
+package, and its chapters are :func:`mmcl.figures.registry.chapters`.
 """
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -33,15 +33,11 @@ def book_root(start: Optional[str] = None) -> Path:
 
 def chapters(root: Optional[Path] = None) -> List[Path]:
     """The MyST chapters listed in ``_toc.yml`` (root first), as paths."""
+    from mmcl.figures.registry import chapters as stems, toc_entries
+
     root = Path(root) if root is not None else book_root()
-    toc = (root / "_toc.yml").read_text()
-    names = re.findall(r"^\s*(?:root|-\s*file|file):\s*(\S+)\s*$", toc, flags=re.M)
-    out = []
-    for name in names:
-        p = root / (name if name.endswith(".md") else name + ".md")
-        if p.exists() and "kernelspec:" in p.read_text()[:600]:
-            out.append(p)
-    return out
+    pages = {Path(p).name.removesuffix(".md"): p for _, p in toc_entries(root)}
+    return [root / (pages[s] if pages[s].endswith(".md") else pages[s] + ".md") for s in stems(root)]
 
 
 def _jupytext():
@@ -75,7 +71,7 @@ def _find(chapter: str, root: Optional[Path]) -> Path:
 
 
 def run_chapter(chapter: str, out_dir, root: Optional[Path] = None, timeout: int = 1800) -> Path:
-    """Execute one chapter (by stem, e.g. ``03_single_stage1``) with its figures written to
+    """Execute one chapter (by stem, e.g. ``single_stage1``) with its figures written to
     ``out_dir``; returns the executed notebook's path."""
     jupytext = _jupytext()
     from nbclient import NotebookClient
@@ -103,7 +99,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("notebooks", help="the book's chapters as Jupyter notebooks",
                        description=__doc__.split("\n\n")[1] if __doc__ else None)
     p.add_argument("action", choices=("list", "export", "run"))
-    p.add_argument("chapter", nargs="?", help="for run: a chapter stem, e.g. 03_single_stage1")
+    p.add_argument("chapter", nargs="?", help="for run: a chapter stem, e.g. single_stage1")
     p.add_argument("--out", help="output folder (export, run)")
     p.set_defaults(func=_run)
 

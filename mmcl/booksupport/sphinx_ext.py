@@ -8,6 +8,13 @@
 * **The Figures page is generated from the figure registry.**  Before the sources are read, the
   table of :func:`mmcl.figures.registry.registry_markdown` is written to
   ``_build/generated/figures_registry.md``, which ``book/figures.md`` includes.
+* **The API page is generated from the package.**  Before the sources are read, the ``automodule``
+  of every public module (:func:`mmcl.booksupport.api_page.api_markdown`) is written to
+  ``_build/generated/api.md``, which ``book/api.md`` includes.  A constant's ``#:`` comment is read
+  as prose, never as napoleon's ``type: description``.
+* **The reading guide's map of the chapters is generated.**  ``{mmcl-chapter-map}`` becomes, when
+  the page is written, one row per chapter of ``_toc.yml`` with its part, its title and the
+  statements its checks test (:func:`mmcl.booksupport.chapter_map.render_chapter_map`).
 * **The Claims page is collected from the executed chapters.**  Every check cell's output carries
   its rows of the claims register (:mod:`mmcl.booksupport.claims`) as JSON in its HTML table.  When a
   page is read, the rows are taken from its doctree together with the section they sit in; the
@@ -25,9 +32,13 @@ from pathlib import Path
 from docutils import nodes
 from docutils.parsers.rst import Directive
 
+from mmcl.booksupport.chapter_map import statement_key  # noqa: F401 (the Claims page's order, public here too)
+from mmcl.booksupport.chapter_map import statement_name as _statement_name
+
 BINDERHUB_URL = "https://mybinder.org"
 COLAB_URL = "https://colab.research.google.com"
 GENERATED = Path("_build") / "generated" / "figures_registry.md"
+GENERATED_API = Path("_build") / "generated" / "api.md"
 
 
 def _buttons(app, config) -> None:
@@ -47,14 +58,35 @@ def _buttons(app, config) -> None:
     opts["launch_buttons"] = launch
 
 
+def _write(out: Path, text: str) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists() or out.read_text() != text:  # unchanged: keep the file's time (no rebuild)
+        out.write_text(text)
+
+
 def _figures_page(app) -> None:
     from mmcl.figures.registry import registry_markdown
 
-    out = Path(app.srcdir) / GENERATED
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = registry_markdown()
-    if not out.exists() or out.read_text() != text:  # unchanged: keep the file's time (no rebuild)
-        out.write_text(text)
+    _write(Path(app.srcdir) / GENERATED, registry_markdown())
+
+
+def _api_page(app) -> None:
+    from mmcl.booksupport.api_page import api_markdown
+
+    _write(Path(app.srcdir) / GENERATED_API, api_markdown())
+
+
+def _prose_attribute_docs(app, what, name, obj, options, lines) -> None:
+    """A constant's ``#:`` comment is prose.  napoleon reads the first line of a data or attribute
+    docstring as ``type: description`` and cross-references the words before its first colon as a
+    type ("The decisive scaling: the chapter scaling ..." -> a class ``The decisive scaling``, a
+    broken reference), once in each of its passes (NumPy style, then Google style); an empty type
+    in front, one per pass, keeps the whole line the description.  Runs before napoleon (priority
+    400 < 500)."""
+    passes = sum(bool(getattr(app.config, f"napoleon_{style}_docstring", False)) for style in ("numpy", "google"))
+    if what in ("data", "attribute") and passes and lines and lines[0].strip() \
+            and not lines[0].lstrip().startswith(":"):
+        lines[0] = ": " * passes + lines[0]
 
 
 # -- the claims register ------------------------------------------------------------------------
@@ -108,12 +140,21 @@ def _merge_claims(app, env, docnames, other) -> None:
 
 
 def _rewrite_claims_page(app, env):
-    return [d for d in (CLAIMS_DOC, BLUEPRINT_DOC, READING_GUIDE_DOC) if d in env.found_docs]
+    return [d for d in (CLAIMS_DOC, BLUEPRINT_DOC, _reading_guide_doc(app)) if d in env.found_docs]
 
 
 # -- the blueprint -------------------------------------------------------------------------------
 BLUEPRINT_DOC = "book/blueprint"
-READING_GUIDE_DOC = "book/01_reading_guide"  # its table of findings is built from every chapter's rows
+
+
+def _reading_guide_doc(app) -> str:
+    """The toc's root page, the reading guide: its table of findings and its map of the chapters are
+    built from every chapter's rows."""
+    from mmcl.figures.registry import toc_entries
+
+    if not (Path(app.srcdir) / "_toc.yml").exists():  # a Sphinx project that is not the book
+        return ""
+    return toc_entries(app.srcdir)[0][1].removesuffix(".md")
 
 
 class blueprint_graph(nodes.General, nodes.Element):
@@ -138,6 +179,17 @@ class FindingsDirective(Directive):
         return [findings_table("")]
 
 
+class chapter_map(nodes.General, nodes.Element):
+    """Where the reading guide's map of the chapters goes (replaced when the page is written)."""
+
+
+class ChapterMapDirective(Directive):
+    has_content = False
+
+    def run(self):
+        return [chapter_map("")]
+
+
 def _resolve_blueprint(app, doctree, fromdocname) -> None:
     """The Blueprint page's graph and table, and the reading guide's findings, from every chapter's rows."""
     from sphinx.util import logging
@@ -148,7 +200,8 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
 
     log = logging.getLogger(__name__)
     graphs, tables = list(doctree.findall(blueprint_graph)), list(doctree.findall(findings_table))
-    if not graphs and not tables:
+    maps = list(doctree.findall(chapter_map))
+    if not graphs and not tables and not maps:
         return
     env = app.env
     labels = env.get_domain("std").labels
@@ -188,26 +241,18 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
                 log.warning(f"findings: no claim of the register contains {f.row!r}", location=fromdocname)
         for node in tables:
             node.replace_self(nodes.raw("", render_findings(rows, where), format="html"))
+    if maps:
+        from mmcl.booksupport.chapter_map import render_chapter_map
+        from mmcl.figures.registry import chapters as toc_chapters, toc_entries
 
-
-_ORDER = ["Sec.", "Eq.", "Eqs.", "Assumption", "Condition", "Definition", "Theorem", "Corollary", "Lemma",
-          "Proposition", "Appendix", "Figure", "Table"]
-
-
-def statement_key(paper: str):
-    """Sort the paper's statements in reading order: sections, equations, assumptions, theorems,
-    then lemmas (main text, then appendices B, C, D), figures, tables."""
-    head, _, rest = paper.partition(" ")
-    rank = _ORDER.index(head) if head in _ORDER else len(_ORDER)
-    m = re.match(r"\(?(?:([A-Z])\.)?(\d+(?:\.\d+)*)", rest)
-    letter, nums = (m.group(1) or "", tuple(int(x) for x in m.group(2).split("."))) if m else ("~", ())
-    return (rank, letter, nums, paper)
-
-
-def _statement_name(paper: str) -> str:
-    """The statement a row belongs to: ``Lemma 5.2``, ``Theorem 4.2`` (without the rest of the text)."""
-    m = re.match(r"^(\S+ \(?(?:[A-Z]\.)?\d+(?:\.\d+)*\)?)", paper)
-    return m.group(1) if m else paper
+        stems = set(toc_chapters(app.srcdir))
+        docs = [(caption, page.removesuffix(".md")) for caption, page in toc_entries(app.srcdir)
+                if Path(page).name.removesuffix(".md") in stems and page.removesuffix(".md") != fromdocname]
+        titles = {d: tex_plain(env.titles[d].astext()) for _, d in docs if d in env.titles}
+        hrefs = {d: app.builder.get_relative_uri(fromdocname, d) for _, d in docs if d in env.found_docs}
+        table = render_chapter_map(docs, titles, hrefs, rows, cite=lambda key: _cite(app, key))
+        for node in maps:
+            node.replace_self(nodes.raw("", table, format="html"))
 
 
 _GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "zeta": "ζ", "eta": "η",
@@ -357,12 +402,17 @@ def setup(app):
     app.add_css_file("mmcl-claims.css")
     app.add_js_file("mmcl-claims.js")
     app.connect("builder-inited", _figures_page)
+    app.connect("builder-inited", _api_page)
+    app.setup_extension("sphinx.ext.autodoc")  # its event, whichever extension _config.yml lists first
+    app.connect("autodoc-process-docstring", _prose_attribute_docs, priority=400)
     app.add_node(claims_table)
     app.add_directive("mmcl-claims", ClaimsDirective)
     app.add_node(blueprint_graph)
     app.add_directive("mmcl-blueprint", BlueprintDirective)
     app.add_node(findings_table)
     app.add_directive("mmcl-findings", FindingsDirective)
+    app.add_node(chapter_map)
+    app.add_directive("mmcl-chapter-map", ChapterMapDirective)
     app.connect("doctree-resolved", _resolve_blueprint)
     app.connect("doctree-read", _collect_claims)
     app.connect("env-purge-doc", _purge_claims)

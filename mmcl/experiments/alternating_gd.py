@@ -1,5 +1,5 @@
-"""The experiment of the chapter "Alternating gradient descent on the factorisation"
-(``book/15_alternating_gd.md``): its sizes and its cached runs.  The drawings are in
+"""The experiment of the chapter :ref:`Alternating gradient descent on the factorisation
+<sec-alternating-gd>`: its sizes and its cached runs.  The drawings are in
 :mod:`mmcl.figures.alternating_gd`; the computations are those of :mod:`mmcl.wider.agd`.
 
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here

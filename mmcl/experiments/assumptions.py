@@ -1,4 +1,4 @@
-"""The experiment of the chapter "The assumptions" (``book/09_assumptions.md``): its sizes, its
+"""The experiment of the chapter :ref:`The assumptions <sec-assumptions>`: its sizes, its
 configuration and what its figures and numbers are computed from.  The drawings are in
 :mod:`mmcl.figures.assumptions`.
 

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "The decisive runs" (``book/13_decisive_runs.md``): its sizes and
+"""The experiment of the chapter :ref:`The decisive runs <sec-decisive-runs>`: its sizes and
 its cached runs.  The computations are those of :mod:`mmcl.experiments.theorems_regime.decisive`
 (re-exported by :mod:`mmcl.experiments.theorems_regime`); the drawings are in
 :mod:`mmcl.figures.decisive_runs`.

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "The downstream theorems" (``book/07_downstream.md``): its sizes,
+"""The experiment of the chapter :ref:`The downstream theorems <sec-downstream>`: its sizes,
 its configuration and its cached run.  The drawings are in :mod:`mmcl.figures.downstream`; the
 computation is :func:`mmcl.downstream.response.run_downstream` (both modes trained once per seed,
 scored on OOD sets whose signal ``nu`` turns away from ``mu``).

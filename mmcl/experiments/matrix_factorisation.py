@@ -1,5 +1,5 @@
-"""The experiment of the chapter "Multi-modal contrastive learning as matrix factorisation"
-(``book/14_matrix_factorisation.md``): its sizes, its configuration and its cached runs.  The
+"""The experiment of the chapter :ref:`Multi-modal contrastive learning as matrix factorisation
+<sec-matrix-factorisation>`: its sizes, its configuration and its cached runs.  The
 drawings are in :mod:`mmcl.figures.matrix_factorisation`; the computations are those of
 :mod:`mmcl.wider.factorisation` and :mod:`mmcl.wider.graphs`.
 

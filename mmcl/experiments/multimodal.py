@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Multi-modal learning" (``book/05_multimodal.md``): its sizes, its
+"""The experiment of the chapter :ref:`Multi-modal learning <sec-multimodal>`: its sizes, its
 configuration and its cached runs.  The drawings are in :mod:`mmcl.figures.multimodal`; the
 diagnostics it computes are those of :mod:`mmcl.proofs.multi_stage1` (synchronisation, the end of
 stage 1, the noise cases of Lemma D.9).

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Multi-modal learning, stage 2" (``book/06_multimodal_stage2.md``):
+"""The experiment of the chapter :ref:`Multi-modal learning, stage 2 <sec-multimodal-stage2>`:
 its sizes, its configuration and its cached runs.  The drawings are in
 :mod:`mmcl.figures.multimodal_stage2`; the computations are those of :mod:`mmcl.proofs.multi_stage2`
 (the comparators of Lemma D.12 and the chain of App. D.2) on the synchronisation of

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Phase diagrams" (``book/11_phase_diagrams.md``): its sizes, its
+"""The experiment of the chapter :ref:`Phase diagrams <sec-phase-diagrams>`: its sizes, its
 base configuration, its cached runs and the closed-form race's boundaries on its grids.  The
 studies themselves (grids, seeds, options per size) are defined in
 :mod:`mmcl.experiments.sweep.studies`; the drawings are in :mod:`mmcl.figures.phase_diagrams`.

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Reading guide" (``book/01_reading_guide.md``): the paper's
+"""The experiment of the chapter :ref:`Reading guide <sec-reading-guide>`: the paper's
 Figure 1 at the chapter's sizes.  The runs themselves are :func:`mmcl.experiments.figure1.run_figure1`;
 the drawing is :func:`mmcl.figures.reading_guide.plot_figure1`.
 

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "The setting: data, encoders, losses" (``book/02_setting.md``):
+"""The experiment of the chapter :ref:`The setting: data, encoders, losses <sec-setting>`:
 its sizes, its configuration and its cached run.  The drawing is in :mod:`mmcl.figures.setting`.
 
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Side by side" (``book/08_side_by_side.md``): Figure 1 with error
+"""The experiment of the chapter :ref:`Side by side <sec-side-by-side>`: Figure 1 with error
 bars, its sensitivity to the constants the paper leaves unstated, and to the downstream protocol.
 Its sizes, its configuration and its cached runs; a thin module over :mod:`mmcl.experiments.figure1`
 (:func:`~mmcl.experiments.figure1.run_figure1`, :func:`~mmcl.experiments.figure1.sensitivity_sweep`,

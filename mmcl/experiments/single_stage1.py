@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Single-modal learning, stage 1" (``book/03_single_stage1.md``):
+"""The experiment of the chapter :ref:`Single-modal learning, stage 1 <sec-single-stage1>`:
 its sizes, its configuration and its cached runs.  The drawings are in
 :mod:`mmcl.figures.single_stage1`, the diagnostics it computes in :mod:`mmcl.proofs.single_stage1`.
 

@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Single-modal learning, stage 2" (``book/04_single_stage2.md``):
+"""The experiment of the chapter :ref:`Single-modal learning, stage 2 <sec-single-stage2>`:
 its sizes, its configuration and its cached runs.  The drawings are in
 :mod:`mmcl.figures.single_stage2`; the diagnostics it computes are those of
 :mod:`mmcl.proofs.single_stage2` (the comparator chain of App. C.2, the scale gap of Theorem 4.2)

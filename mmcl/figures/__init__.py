@@ -2,7 +2,8 @@
 every figure the book shows (:mod:`mmcl.figures.registry`).
 
 ``style``, ``save_figure``, ``COLORS`` and ``figure_dir`` are imported from here by the chapter
-modules and the commands; nothing below the figures layer draws.
+modules and the commands (and the functions are documented under this package); nothing below the
+figures layer draws.
 
 Public: ``style``, ``save_figure``, ``COLORS``, the registry and each chapter module's drawing
 functions; a chapter module's sizes and runs are in ``mmcl.experiments.<chapter>``, not here.

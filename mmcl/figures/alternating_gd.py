@@ -1,5 +1,5 @@
-"""Figures of the chapter "Alternating gradient descent on the factorisation"
-(``book/15_alternating_gd.md``): drawing only.
+"""Figures of the chapter :ref:`Alternating gradient descent on the factorisation
+<sec-alternating-gd>`: drawing only.
 
 The runs are :mod:`mmcl.experiments.alternating_gd`'s (its sizes and
 :func:`~mmcl.experiments.alternating_gd.init_curves`,

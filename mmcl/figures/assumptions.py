@@ -1,4 +1,4 @@
-"""Figures of the chapter "The assumptions" (``book/09_assumptions.md``): drawing only.
+"""Figures of the chapter :ref:`The assumptions <sec-assumptions>`: drawing only.
 
 The computations are :mod:`mmcl.experiments.assumptions`'s (Lemma B.1's curves, Assumption 4.1's
 conditions, the Figure 1 runs and the ``C_mu`` sweep, at the chapter's sizes), which calls

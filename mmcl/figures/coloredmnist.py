@@ -1,4 +1,4 @@
-"""Figures of the chapter "ColoredMNIST" (``book/10_coloredmnist.md``): Table 1 of the paper and
+"""Figures of the chapter :ref:`ColoredMNIST <sec-coloredmnist>`: Table 1 of the paper and
 what its gap depends on, drawing only.
 
 The runs and the data shown are :mod:`mmcl.experiments.coloredmnist.chapter`'s (re-exported by

@@ -1,4 +1,4 @@
-"""Figures of the chapter "The decisive runs" (``book/13_decisive_runs.md``): drawing only.
+"""Figures of the chapter :ref:`The decisive runs <sec-decisive-runs>`: drawing only.
 
 The runs are those of the chapter's experiment (:mod:`mmcl.experiments.decisive_runs`: the
 decisive sweep, cached per ``(size, device)``).  This module draws two figures and registers them:

@@ -1,4 +1,4 @@
-"""Figures of the chapter "The downstream theorems" (``book/07_downstream.md``): drawing only.
+"""Figures of the chapter :ref:`The downstream theorems <sec-downstream>`: drawing only.
 
 The run is :mod:`mmcl.experiments.downstream`'s (:func:`~mmcl.experiments.downstream.downstream_result`,
 :func:`mmcl.downstream.response.run_downstream` at the chapter's sizes, cached per ``(size, device)``);

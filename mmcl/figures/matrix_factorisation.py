@@ -1,5 +1,5 @@
-"""Figures of the chapter "Multi-modal contrastive learning as matrix factorisation"
-(``book/14_matrix_factorisation.md``): drawing only.
+"""Figures of the chapter :ref:`Multi-modal contrastive learning as matrix factorisation
+<sec-matrix-factorisation>`: drawing only.
 
 The runs are :mod:`mmcl.experiments.matrix_factorisation`'s (its sizes, the default image-caption
 world :func:`~mmcl.experiments.matrix_factorisation.world` and the sweep over the images'

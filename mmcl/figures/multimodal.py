@@ -1,4 +1,4 @@
-"""Figures of the chapter "Multi-modal learning" (``book/05_multimodal.md``): drawing only.
+"""Figures of the chapter :ref:`Multi-modal learning <sec-multimodal>`: drawing only.
 
 The runs are :mod:`mmcl.experiments.multimodal`'s (the chapter's five seeds, cached per ``(size,
 device)``, shared by the chapter and its three figures); the computations are those of

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Multi-modal learning, stage 2" (``book/06_multimodal_stage2.md``): drawing only.
+"""Figures of the chapter :ref:`Multi-modal learning, stage 2 <sec-multimodal-stage2>`: drawing only.
 
 The runs are :mod:`mmcl.experiments.multimodal_stage2`'s (its :func:`~mmcl.experiments.multimodal_stage2.stage2_run`,
 :func:`~mmcl.experiments.multimodal_stage2.chains` and :func:`~mmcl.experiments.multimodal_stage2.scales`, cached per

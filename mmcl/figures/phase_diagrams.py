@@ -1,4 +1,4 @@
-"""Figures of the chapter "Phase diagrams" (``book/11_phase_diagrams.md``), and the drawings of
+"""Figures of the chapter :ref:`Phase diagrams <sec-phase-diagrams>`, and the drawings of
 phase diagrams in general: drawing only.
 
 The runs are :mod:`mmcl.experiments.phase_diagrams`'s: the chapter's studies

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Reading guide" (``book/01_reading_guide.md``): the paper's Figure 1, drawing only.
+"""Figures of the chapter :ref:`Reading guide <sec-reading-guide>`: the paper's Figure 1, drawing only.
 
 The runs are :mod:`mmcl.experiments.reading_guide`'s (:func:`~mmcl.experiments.reading_guide.figure1_result`,
 which calls :func:`mmcl.experiments.figure1.run_figure1`); :func:`plot_figure1` draws its four

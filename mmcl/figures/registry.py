@@ -1,12 +1,12 @@
 """The registry of every figure the book shows, under its stable name.
 
-Each chapter's figures are drawn by the functions of one module named after the chapter
-(:data:`MODULES`: ``mmcl.figures.single_stage1`` for the chapter "Single-modal learning, stage 1",
-...).  Such a module defines ``FIGURES``, a list of :class:`FigureSpec`; a spec's ``make(size,
-device)`` computes what the figure needs (through the same library functions the chapter calls)
-and returns the drawn matplotlib figure.  The chapter calls the same drawing functions on the
-numbers it has computed, so the figure on the page and the one made by ``mmcl figure NAME`` are
-the same drawing.
+Each chapter's figures are drawn by the functions of one module named after the chapter's file
+(:func:`modules`: ``mmcl.figures.single_stage1`` for ``book/single_stage1.md``, the chapter
+"Single-modal learning, stage 1"; :func:`chapters` reads the chapters' order from ``_toc.yml``).
+Such a module defines ``FIGURES``, a list of :class:`FigureSpec`; a spec's ``make(size, device)``
+computes what the figure needs (through the same library functions the chapter calls) and returns
+the drawn matplotlib figure.  The chapter calls the same drawing functions on the numbers it has
+computed, so the figure on the page and the one made by ``mmcl figure NAME`` are the same drawing.
 
 ``size`` is one of :data:`~mmcl.experiments.sizes.SIZES`: ``"tiny"`` (seconds; the tests draw every figure so),
 ``"default"`` (what the book shows on a CPU) and ``"full"`` (what ``MMCL_BOOK_FULL=1`` shows).
@@ -19,59 +19,89 @@ the same drawing.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
 
 from mmcl.experiments.sizes import SIZES, check_size  # the sizes a figure can be made at
 
-__all__ = ["SIZES", "STYLES", "CHAPTERS", "MODULES", "slug", "chapter_of", "FigureSpec", "figures", "get", "make", "save", "registry_markdown"]
+__all__ = ["SIZES", "STYLES", "toc_entries", "chapters", "modules", "chapter_of", "FigureSpec", "figures", "get",
+           "make", "save", "registry_markdown"]
 
 
-#: The book's chapters in their order (the file stems of ``book/``, as ``_toc.yml`` lists them;
-#: ``tests/test_figures_registry.py`` holds the two together).  The one map from a chapter to its
-#: code: chapter ``NN_<slug>`` draws with ``mmcl.figures.<slug>`` and computes with
-#: ``mmcl.experiments.<slug>``.  Renumbering the book changes this tuple, the file names and the toc.
-CHAPTERS = (
-    "01_reading_guide",
-    "02_setting",
-    "03_single_stage1",
-    "04_single_stage2",
-    "05_multimodal",
-    "06_multimodal_stage2",
-    "07_downstream",
-    "08_side_by_side",
-    "09_assumptions",
-    "10_coloredmnist",
-    "11_phase_diagrams",
-    "12_theorems_regime",
-    "13_decisive_runs",
-    "14_matrix_factorisation",
-    "15_alternating_gd",
-)
+# the book's table of contents in a checkout: _toc.yml beside the package
+_TOC = Path(__file__).resolve().parents[2] / "_toc.yml"
 
 
-def slug(chapter: str) -> str:
-    """``"03_single_stage1"`` -> ``"single_stage1"``: the name of the chapter's modules."""
-    return chapter.split("_", 1)[1]
+def _toc_path(root=None) -> Path:
+    if root is not None:
+        return Path(root) / "_toc.yml"
+    if _TOC.exists():
+        return _TOC
+    from mmcl._utils import repo_root  # an installed package run from a checkout
+
+    found = repo_root() / "_toc.yml"
+    if not found.exists():
+        raise ValueError(f"no _toc.yml beside the mmcl package ({_TOC.parent}) or above the current "
+                         f"directory: the book's chapters are listed there; run from a checkout")
+    return found
 
 
-#: The chapters' figure modules, in the book's order (derived from :data:`CHAPTERS`).
-MODULES = tuple(f"mmcl.figures.{slug(c)}" for c in CHAPTERS)
+def toc_entries(root=None) -> List[Tuple[str, str]]:
+    """The pages ``_toc.yml`` lists, in its order, as ``(caption, path)`` pairs: ``path`` as the
+    toc writes it (``"book/single_stage1"``, relative to the toc's folder) and ``caption`` the
+    caption of its part (``""`` for the root page).  ``root`` is the folder of ``_toc.yml``
+    (default: the checkout that holds this package, else the one above the current directory).
+    Reads the toc's ``root:``, ``caption:`` and ``file:`` lines only (no YAML library needed)."""
+    out, caption = [], ""
+    for line in _toc_path(root).read_text().splitlines():
+        m = re.match(r"^\s*(?:-\s*)?(root|caption|file):\s*(.+?)\s*$", line.split(" #", 1)[0])
+        if not m:
+            continue
+        key, value = m.group(1), m.group(2).strip("\"'")
+        if key == "caption":
+            caption = value
+        else:
+            out.append(("" if key == "root" else caption, value))
+    return out
+
+
+def chapters(root=None) -> Tuple[str, ...]:
+    """The book's chapters in their order, read from ``_toc.yml``: the file stems of the pages it
+    lists that are notebooks (a jupytext header with a ``kernelspec``), the reading guide first.
+    The one map from a chapter to its code: chapter ``book/<stem>.md`` draws with
+    ``mmcl.figures.<stem>`` and computes with ``mmcl.experiments.<stem>``."""
+    toc = _toc_path(root)
+    out = []
+    for _, page in toc_entries(toc.parent):
+        path = toc.parent / (page if page.endswith(".md") else page + ".md")
+        if path.exists():
+            with open(path) as fh:
+                head = fh.read(600)
+            if "kernelspec:" in head:
+                out.append(path.stem)
+    return tuple(out)
+
+
+def modules(root=None) -> Tuple[str, ...]:
+    """The chapters' figure modules, in the book's order: ``mmcl.figures.<stem>``."""
+    return tuple(f"mmcl.figures.{c}" for c in chapters(root))
 
 
 def chapter_of(module: str) -> str:
     """The chapter (file stem) whose figures ``module`` draws, e.g. ``"mmcl.figures.single_stage1"``
-    -> ``"03_single_stage1"``; a ValueError for a module that draws no chapter's figures."""
-    for c in CHAPTERS:
-        if module == f"mmcl.figures.{slug(c)}":
-            return c
-    raise ValueError(f"module={module!r} is not the figure module of a chapter; valid: {', '.join(MODULES)}")
+    -> ``"single_stage1"``; a ValueError for a module that draws no chapter's figures."""
+    stem = module.rpartition(".")[2]
+    if module == f"mmcl.figures.{stem}" and stem in chapters():
+        return stem
+    raise ValueError(f"module={module!r} is not the figure module of a chapter; valid: {', '.join(modules())}")
 
 
 @dataclass(frozen=True)
 class FigureSpec:
     """One figure: its stable ``name`` (the file name, ``[a-z0-9-]``), a ``caption`` for the
-    Figures page, the ``chapter`` that shows it (the file stem, e.g. ``"03_single_stage1"``), its
+    Figures page, the ``chapter`` that shows it (the file stem, e.g. ``"single_stage1"``), its
     section ``label`` there (e.g. ``"sec-single-stage1"``) and ``make(size, device)``, which returns
     a matplotlib figure.  ``shown=False`` marks a figure the chapter writes without displaying it
     (e.g. a one-row layout for slides).  ``takeaway=True`` marks the one figure that carries the
@@ -94,7 +124,7 @@ def _check_size(size: str) -> None:
 def figures() -> Dict[str, FigureSpec]:
     """Every registered figure, by name, in the book's order (imports the chapters' modules)."""
     out: Dict[str, FigureSpec] = {}
-    for module in MODULES:
+    for module in modules():
         for spec in importlib.import_module(module).FIGURES:
             if spec.name in out:
                 raise RuntimeError(f"figure name {spec.name!r} is registered twice ({module})")

@@ -1,4 +1,4 @@
-"""Figures of the chapter "The setting: data, encoders, losses" (``book/02_setting.md``): drawing only.
+"""Figures of the chapter :ref:`The setting: data, encoders, losses <sec-setting>`: drawing only.
 
 The run is :mod:`mmcl.experiments.setting`'s
 (:func:`~mmcl.experiments.setting.trained_similarities`: both networks trained on one draw with the

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Side by side" (``book/08_side_by_side.md``): drawing only.
+"""Figures of the chapter :ref:`Side by side <sec-side-by-side>`: drawing only.
 
 Figure 1 with error bars, its sensitivity to the constants the paper leaves unstated, and to the
 downstream protocol.  The runs are :mod:`mmcl.experiments.side_by_side`'s

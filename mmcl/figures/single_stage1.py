@@ -1,4 +1,4 @@
-"""Figures of the chapter "Single-modal learning, stage 1" (``book/03_single_stage1.md``): drawing only.
+"""Figures of the chapter :ref:`Single-modal learning, stage 1 <sec-single-stage1>`: drawing only.
 
 The runs are :mod:`mmcl.experiments.single_stage1`'s; the computations are the stage-1
 diagnostics of :mod:`mmcl.proofs.single_stage1`

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Single-modal learning, stage 2" (``book/04_single_stage2.md``): drawing only.
+"""Figures of the chapter :ref:`Single-modal learning, stage 2 <sec-single-stage2>`: drawing only.
 
 The runs are :mod:`mmcl.experiments.single_stage2`'s (cached per ``(size, device)``, shared by the
 chapter and its figures); the computations are those of :mod:`mmcl.proofs.single_stage2` (the

@@ -13,8 +13,13 @@ import re
 from pathlib import Path
 from typing import Iterator, List
 
+#: The house style, ``styles/mmcl.mplstyle`` beside this module, applied by :func:`mmcl.figures.style`.
+#:
+#: :meta hide-value:
 STYLE_FILE = Path(__file__).with_name("styles") / "mmcl.mplstyle"
 #: Applied on top of :data:`STYLE_FILE` inside :func:`talk`: slide-sized type and lines.
+#:
+#: :meta hide-value:
 TALK_STYLE_FILE = Path(__file__).with_name("styles") / "talk.mplstyle"
 #: The canvas of a slide figure, inches (16:9).
 TALK_SIZE = (13.333, 7.5)

@@ -1,4 +1,4 @@
-"""Figures of the chapter "Inside the theorems' regime" (``book/12_theorems_regime.md``): drawing only.
+"""Figures of the chapter :ref:`Inside the theorems' regime <sec-theorems-regime>`: drawing only.
 
 The runs are those of the chapter's experiment (:mod:`mmcl.experiments.theorems_regime.chapter`,
 re-exported by :mod:`mmcl.experiments.theorems_regime`): the conditions of Assumption 4.1 along

@@ -24,3 +24,10 @@ def toc_pages():
     return [n + ".html" for n in names]
 
 
+def chapter_pages():
+    """HTML pages of the book's chapters (the notebooks of _toc.yml, the reading guide first)."""
+    from mmcl.figures.registry import chapters
+
+    return [f"book/{c}.html" for c in chapters(ROOT)]
+
+

@@ -4,9 +4,10 @@ import re
 
 import pytest
 
-from bookpages import HTML, ROOT, toc_pages
+from bookpages import HTML, ROOT, chapter_pages, toc_pages
 
 PAGES = toc_pages()
+CHAPTERS = chapter_pages()  # the reading guide first
 
 # text of a page outside code blocks and rendered math
 VISIBLE_TEXT_JS = """
@@ -38,7 +39,7 @@ def test_page_renders_math_images_and_no_traceback(browser, server, page):
     raw = RAW_TEX.findall(text)
     assert not raw, f"{page} shows raw TeX {raw[:5]} instead of typeset math"
     n_math = browser.execute_script("return document.querySelectorAll('mjx-container').length")
-    if page.startswith("book/0") or page.startswith("book/1"):
+    if page in CHAPTERS:
         assert status == "ok", f"MathJax did not start on {page}: {status}"
         assert n_math > 0, f"{page} has no typeset math"
     errors = browser.execute_script("return document.querySelectorAll('mjx-merror').length")
@@ -49,7 +50,7 @@ def test_page_renders_math_images_and_no_traceback(browser, server, page):
 
 
 @pytest.mark.book
-@pytest.mark.parametrize("page", [p for p in PAGES if re.match(r"book/\d\d_", p)])
+@pytest.mark.parametrize("page", CHAPTERS)
 def test_every_chapter_shows_a_figure(browser, server, page):
     _open(browser, server, page)
     n = browser.execute_script(
@@ -79,7 +80,7 @@ def test_figures_page_lists_the_registry(html_root):
 
 @pytest.mark.book
 def test_chapters_offer_download_and_launch_buttons(browser, server):
-    page = next(p for p in PAGES if p.startswith("book/02_") or p.startswith("book/01_"))
+    page = CHAPTERS[0]
     _open(browser, server, page)
     html = browser.page_source
     assert "dropdown-download-buttons" in html or "download" in html.lower()
@@ -95,7 +96,7 @@ def test_claims_page_holds_every_chapters_claims_and_its_links_resolve(browser, 
     check tables), every chapter contributes, and every row's link opens a page with that anchor."""
     from mmcl.booksupport.claims import parse_html
 
-    chapters = [p for p in PAGES if re.match(r"book/\d\d_", p)]
+    chapters = CHAPTERS
     per_chapter = {p: parse_html((html_root / p).read_text()) for p in chapters}
     silent = [p for p, rows in per_chapter.items() if not rows]
     assert not silent, f"chapters with no claims on their page: {silent}"
@@ -137,7 +138,7 @@ def test_blueprint_page_draws_every_statement_linked_and_marked(browser, server,
     audits = {s.key: s.audit.status for s in bp.STATEMENTS}
     assert all(audits[k] == a for k, a, *_ in nodes)
     # the measured verdicts are those of the chapters' rows
-    rows = [r for p in PAGES if re.match(r"book/\d\d_", p) for r in parse_html((html_root / p).read_text())]
+    rows = [r for p in CHAPTERS for r in parse_html((html_root / p).read_text())]
     expected = {k: bp.measured_verdict(c) for k, c in measured(rows).items()}
     assert {k: v for k, v, in ((n[0], n[2]) for n in nodes) if v} == {k: v for k, v in expected.items() if v}
     assert sum(1 for n in nodes if n[2]) >= 15, "fewer than 15 statements carry a measured verdict"
@@ -192,9 +193,7 @@ def test_theorem_boxes_read_as_titled(browser, server):
     """A lemma box shows the paper's own number as its title ("Lemma 5.1 of the paper"): no second
     counter of the book's ("Lemma 1") and no repeated kind ("Lemma Lemma 5.1")."""
     seen = 0
-    for page in PAGES:
-        if not re.search(r"book/\d\d_", page):
-            continue
+    for page in CHAPTERS:
         _open(browser, server, page)
         titles = browser.execute_script(
             "return Array.from(document.querySelectorAll('div.proof > p.admonition-title')).map(e => e.innerText.trim());")
@@ -203,7 +202,7 @@ def test_theorem_boxes_read_as_titled(browser, server):
             words = t.split()
             assert len(words) >= 2 and words[0].lower() != words[1].lower(), f"{page}: box titled {t!r}"
             assert not re.fullmatch(r"(Lemma|Theorem|Proposition|Assumption) \d+( \(.*\))?", t), f"{page}: {t!r}"
-        if page.endswith("03_single_stage1.html"):
+        if page == "book/single_stage1.html":
             assert titles[:2] == ["Lemma 5.1 of the paper", "Lemma 5.2 of the paper"], titles[:2]
     assert seen >= 25, seen
 
@@ -230,7 +229,7 @@ return {takeaway: at(main.querySelector('div.admonition.takeaway')),
 
 
 @pytest.mark.book
-@pytest.mark.parametrize("page", [p for p in PAGES if re.match(r"book/\d\d_", p) and "01_reading" not in p])
+@pytest.mark.parametrize("page", CHAPTERS[1:])
 def test_a_chapter_reads_story_first(browser, server, page):
     """As a reader sees it: the takeaway box, then its figure, before the first section; the
     claims tables folded (a line counting the verdicts); no visible code line clipped by the column;

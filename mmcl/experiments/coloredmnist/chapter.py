@@ -1,4 +1,4 @@
-"""The experiment of the chapter "ColoredMNIST" (``book/10_coloredmnist.md``): its sizes, the data
+"""The experiment of the chapter :ref:`ColoredMNIST <sec-coloredmnist>`: its sizes, the data
 and training settings of each size, and its cached runs.  The drawings are in
 :mod:`mmcl.figures.coloredmnist`; the package re-exports every name of ``__all__``.
 

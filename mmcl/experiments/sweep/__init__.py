@@ -49,7 +49,7 @@ Modules: ``options`` (:class:`SweepConfig`), ``table`` (:class:`SweepTable`), ``
 ``runner`` (:func:`sweep` and its cache glue), ``agreement`` (:func:`engine_agreement`),
 ``formulas`` (:func:`mu_norm_for_snr`, :func:`snr_on_curve`, :func:`gap_closed`), ``phase``
 (:class:`PhaseGrid`, :func:`phase_grid`) and ``studies`` (the sweeps of the book's chapter "Phase
-diagrams", per size); every public name is importable from this package.  The chapter runs them,
+diagrams", per size); every public name is importable from (and documented under) this package.  The chapter runs them,
 cached, through ``mmcl.experiments.phase_diagrams``; the drawings of the phase diagrams are in
 ``mmcl.figures.phase_diagrams``, the command ``mmcl sweep CONFIG.toml`` in ``mmcl.commands.sweep``.
 

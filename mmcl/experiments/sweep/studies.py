@@ -1,4 +1,4 @@
-"""The sweeps of the book's chapter "Phase diagrams" (``book/11_phase_diagrams.md``), per size.
+"""The sweeps of the book's chapter :ref:`Phase diagrams <sec-phase-diagrams>`, per size.
 
 Each study is one grid run for both modes (:func:`run_study`); its grid, seeds and options
 depend on the size (one of :data:`~mmcl.experiments.sizes.SIZES`), which :class:`StudySizes`

@@ -1,7 +1,7 @@
 """Inside the theorems' regime: scalings in which Assumption 4.1 holds as ``n`` grows, a sweep over
 ``n`` with span draws, the paper's asymptotic claims measured with fitted log-log slopes, and the
-verdicts of the stage chapters re-taken there (the book's chapter "Inside the theorems' regime",
-``book/12_theorems_regime.md``).
+verdicts of the stage chapters re-taken there (the book's chapter
+:ref:`Inside the theorems' regime <sec-theorems-regime>`).
 
 One module per idea; every public name is importable from (and documented under) this package:
 

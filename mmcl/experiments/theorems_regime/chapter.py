@@ -1,4 +1,4 @@
-"""The experiment of the chapter "Inside the theorems' regime" (``book/12_theorems_regime.md``): its
+"""The experiment of the chapter :ref:`Inside the theorems' regime <sec-theorems-regime>`: its
 sizes, its two scalings and its cached runs.  The computations are those of the package
 (:mod:`mmcl.experiments.theorems_regime`); the drawings are in :mod:`mmcl.figures.theorems_regime`.
 
@@ -31,7 +31,8 @@ from mmcl.experiments.theorems_regime.verdicts import SizeVerdicts, revisit_verd
 __all__ = ["RegimeSizes", "BY_SIZE", "sizes", "SCALING", "CONTROL_SCALING", "regime_conditions", "regime_sweep",
            "regime_control", "regime_verdicts"]
 
-#: The chapter's scaling, ``d = n^2 log(6 n^2/delta)`` (see :class:`RegimeScaling`).
+#: The chapter's scaling, ``d = n^2 log(6 n^2/delta)``
+#: (see :class:`~mmcl.experiments.theorems_regime.RegimeScaling`).
 SCALING = RegimeScaling()
 #: The control's scaling, with ``d`` raised to what Lemma B.2 asks (``d_rule="b2"``).
 CONTROL_SCALING = RegimeScaling(d_rule="b2")
@@ -40,12 +41,13 @@ CONTROL_SCALING = RegimeScaling(d_rule="b2")
 @dataclass(frozen=True)
 class RegimeSizes:
     """What a size means for this chapter: the seeds at each ``n`` of the sweep (``sweep_seeds``,
-    ``n -> seeds``; its sizes are the sweep's ``n``), of the verdicts of chapters 03-05 (the proof walk)
-    (``verdict_seeds``: every-step runs with loss derivatives) and of the control at Lemma B.2's
-    dimension (``control_seeds``: span draws take it up to ``n = 316``), the ``n`` at which the
-    comparator chain of chapter 04_single_stage2 is evaluated (``chain_sizes``: its memory is ``O(T n^2 m)`` a
-    seed) and the steps every run takes (``n_epochs``: the scaling's 200, but 150 at ``"tiny"``,
-    past the formula ``T1`` at its ``n``, 133 at ``n = 20``, as the verdicts need)."""
+    ``n -> seeds``; its sizes are the sweep's ``n``), of the verdicts of the stage chapters (the
+    proof walk, :ref:`sec-single-stage1` to :ref:`sec-multimodal`; ``verdict_seeds``: every-step
+    runs with loss derivatives) and of the control at Lemma B.2's dimension (``control_seeds``:
+    span draws take it up to ``n = 316``), the ``n`` at which the comparator chain of the chapter
+    :ref:`sec-single-stage2` is evaluated (``chain_sizes``: its memory is ``O(T n^2 m)`` a seed) and
+    the steps every run takes (``n_epochs``: the scaling's 200, but 150 at ``"tiny"``, past the
+    formula ``T1`` at its ``n``, 133 at ``n = 20``, as the verdicts need)."""
 
     sweep_seeds: Mapping[int, int]
     verdict_seeds: Mapping[int, int]

@@ -48,7 +48,8 @@ __all__ = ["RegimeScaling", "regime_dimension", "b2_dimension", "regime_config",
            "n_threshold", "D_MAX"]
 
 #: ``2^63``, the limit span draws were once held to (the int64 range); the chapter "Inside the theorems'
-#: regime" quotes it.  :func:`regime_config` refuses only above :data:`mmcl.model.span.SPAN_D_MAX` (``2^78``).
+#: regime" quotes it.  :func:`~mmcl.experiments.theorems_regime.regime_config` refuses only above
+#: :data:`mmcl.model.span.SPAN_D_MAX` (``2^78``).
 D_MAX = 2 ** 63
 _D_RULES = ("b2", "n2log")
 

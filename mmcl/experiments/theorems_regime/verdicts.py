@@ -46,7 +46,7 @@ def stage_slice(traj: Trajectory, start: int, stop: Optional[int] = None) -> Tra
 class SizeVerdicts:
     """The stage chapters' verdicts at one ``n`` (per seed where a tensor), as their functions measure them.
 
-    Chapter 03_single_stage1 (:mod:`mmcl.proofs.single_stage1`, ``noise_growth`` and ``sign_set_report``):
+    :ref:`sec-single-stage1` (:mod:`mmcl.proofs.single_stage1`, ``noise_growth`` and ``sign_set_report``):
     ``rate_ratio`` measured rate of the median ``N_i`` (steps 1-20) over Lemma 5.2's ``0.96 s``;
     ``rate_ab_ratio`` ``(a - b) s`` over ``0.96 s``; ``frac_bound`` the fraction of samples with
     ``N_i(t) >= (1 + 0.96 s)^t N_i(0)`` at ``t = 1, 5, 20``; ``N_max`` the largest ``N_i`` of the run
@@ -55,12 +55,12 @@ class SizeVerdicts:
     ``I_{r,-}(0)`` over max ``rho``, ``left_fraction`` the share of the pairs starting in ``I_{r,-}(0)``
     that leave it.
 
-    Chapter 04_single_stage2 (:func:`mmcl.proofs.single_stage2.comparator_chain` on ``[T1, T]``, ``eps = 0.05``):
+    :ref:`sec-single-stage2` (:func:`mmcl.proofs.single_stage2.comparator_chain` on ``[T1, T]``, ``eps = 0.05``):
     ``feasible16`` the ``lambda`` interval of Lemma C.16 (empty when ``lo > hi``), ``factor17`` the
     factor Lemma C.17 needs (paper: 2), ``c17_fail`` the share of steps of ``[T1, T)`` where C.17 fails
     with the paper's factor, ``loss_T`` the final loss.
 
-    Chapter 05_multimodal (:mod:`mmcl.proofs.multi_stage1`): ``opposite`` and ``stalled`` neuron counts (Lemma
+    :ref:`sec-multimodal` (:mod:`mmcl.proofs.multi_stage1`): ``opposite`` and ``stalled`` neuron counts (Lemma
     D.3), ``spread0`` and ``spread_T1`` the loss-derivative spread ``C_l`` at 0 and ``floor(T1)``
     (Lemma D.1; the proof of Lemma D.8 takes 1.01), ``d4_violation`` the first step where Lemma
     D.4's lower bound fails (``nan``: never) and ``T1_multi``; ``cases`` the share of pairs for which
@@ -101,7 +101,7 @@ def _verdicts_at(n: int, seeds, scaling: RegimeScaling, device, dtype, chain: bo
                              f"RegimeScaling.n_epochs = {cfg.n_epochs}: the stage-2 verdicts need a run past T1; "
                              f"raise n_epochs above {math.ceil(t1) + 1} (or RegimeScaling.step)")
     data = sample_synthetic_batch(cfg, seeds, span=True, dtype=dtype, device=device)
-    # chapter 03_single_stage1: stage 1, single-modal
+    # the chapter "Single-modal learning, stage 1" (sec-single-stage1)
     traj = simulate(cfg, data, "single", "recursion", record_derivatives=True)
     hist = _ss1.preactivation_history(traj, data, with_augmented=True)
     bc = _ss1.b_coefficients(traj, data, cfg, history=hist)
@@ -112,7 +112,7 @@ def _verdicts_at(n: int, seeds, scaling: RegimeScaling, device, dtype, chain: bo
     P0 = (data.W0 @ data.xi.transpose(-1, -2)).cpu()  # (S, m, n): the pairs starting in I_{r,-}(0)
     left_frac = signs.left.double() / (P0 < 0).flatten(1).sum(-1).double()
     del hist, bc
-    # chapter 04_single_stage2: stage 2, single-modal, on [T1, T]
+    # the chapter "Single-modal learning, stage 2" (sec-single-stage2), on [T1, T]
     T1s = growth.T1
     k1s = math.ceil(T1s)  # < n_epochs: checked above
     if chain:
@@ -123,7 +123,7 @@ def _verdicts_at(n: int, seeds, scaling: RegimeScaling, device, dtype, chain: bo
         feas, f17, fail17 = (math.nan, math.nan), math.nan, math.nan
     loss_T = traj.loss[:, -1].double().cpu()
     del traj
-    # chapter 05_multimodal: multi-modal
+    # the chapter "Multi-modal learning" (sec-multimodal)
     multi = simulate(cfg, data, "multi", "recursion", record_derivatives=True)
     syn = _ms1.synchronisation(data, multi)
     end = _ms1.stage1_end(syn, multi, cfg)
@@ -148,8 +148,8 @@ def revisit_verdicts(sizes: Sequence[int], seeds: Mapping[int, int], scaling: Re
                      dtype="float64") -> Dict[int, SizeVerdicts]:
     """The stage chapters' verdicts at each ``n`` of ``sizes`` (``seeds[n]`` seeds), from every-step
     runs of both modes with the loss derivatives recorded: see :class:`SizeVerdicts`.  The comparator
-    chain of chapter 04_single_stage2 is evaluated at ``chain_sizes`` only (default: all; it costs ``O(T n^2 m)``
-    memory per seed), elsewhere its fields are ``nan``.  float64, as the stage chapters."""
+    chain of the chapter :ref:`sec-single-stage2` is evaluated at ``chain_sizes`` only (default: all; it costs
+    ``O(T n^2 m)`` memory per seed), elsewhere its fields are ``nan``.  float64, as the stage chapters."""
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
     sizes = [_check_n(n) for n in sizes]
