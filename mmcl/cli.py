@@ -20,6 +20,7 @@ COMMANDS = {
     "coloredmnist": "mmcl.commands.coloredmnist:add_parser",
     "sweep": "mmcl.commands.sweep:add_parser",
     "regime": "mmcl.commands.regime:add_parser",
+    "window": "mmcl.commands.window:add_parser",
     "notebooks": "mmcl.booksupport.notebooks:add_parser",
     "codepath": "mmcl.codepath:add_parser",
 }

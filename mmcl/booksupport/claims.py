@@ -83,7 +83,8 @@ VERDICT_TEXT = blueprint.VERDICT_TEXT
 TYPED_VERDICTS = ("holds", "fails", "outside", "observation")
 _HELD = {"holds": True, "fails": False, "outside": False, "observation": None}
 #: What ``paper=`` may name: a numbered statement, equation, section, figure or table of the paper.
-PAPER_REF = re.compile(r"^(Lemma|Theorem|Corollary|Assumption|Condition|Definition|Proposition|Eq\.|Eqs\.|"
+PAPER_REF = re.compile(r"^(Our Proposition|Our Theorem|Lemma|Theorem|Corollary|Assumption|Condition|Definition|"
+                       r"Proposition|Eq\.|Eqs\.|"
                        r"Sec\.|Figure|Table|Appendix) \(?([A-Z]\.)?\d+(\.\d+)*\)?[a-z]?( .*)?$")
 #: For another work (``source=``), whose numbering the book may not have: a kind and a number or a
 #: name in parentheses, e.g. ``"Theorem 3.8"`` or ``"Lemma (the loss is a matrix factorisation)"``.
