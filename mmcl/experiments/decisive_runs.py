@@ -29,7 +29,7 @@ from mmcl.experiments.theorems_regime import (N_DECISIVE, NUS, DecisiveChains, D
 
 __all__ = ["DecisiveSizes", "BY_SIZE", "sizes", "decisive_sweep", "decisive_chains_by_n", "decisive_point",
            "premises_by_n", "error_table", "point_summary", "parts_table", "ablation_table",
-           "chains_table", "init_table", "PREMISE_SIZES"]
+           "chains_table", "init_table", "PREMISE_SIZES", "premise_comparison", "sec33_agreement"]
 
 #: The ``n`` at which the premises are evaluated besides the sweep's: the first at which 4a holds and 10^4.
 PREMISE_SIZES = (N_DECISIVE, 10000)
@@ -184,3 +184,36 @@ def init_table(sweep: DecisiveSweep) -> str:
         f"C.9's bound {r.c9_bound:.3g}; Lemma C.10 holds for {float(r.c10_fraction.mean()):.1%} "
         "of the pairs"
         for n, r in ((n, sweep.by_n[n]) for n in sweep.sizes))
+
+
+def premise_comparison(run: DecisiveRun, deltas=(0.1, 0.01)) -> str:
+    """The premises at ``run``'s configuration under the paper's constants and under the ``C_l`` the
+    run measured at ``T1`` (the largest over modes and seeds, ``ModeResult.c_ell_T1``), at each
+    failure probability of ``deltas``: one line per premise that fails in some column, with the factor
+    by which it fails (``lhs/rhs`` on the failing side), and whether Theorem 4.3 (2)'s proof uses it."""
+    from mmcl.proofs.assumptions import AssumptionConfig, check_assumption41, premise_conditions
+    from mmcl.proofs.blueprint import premise_keys
+
+    c_ell = max(float(m.c_ell_T1.max()) for m in run.modes.values() if m.c_ell_T1 is not None)
+    cols = [(f"delta = {dl:g}, C_l = {cl}", AssumptionConfig(delta=dl, c_ell=cv))
+            for dl in deltas for cl, cv in (("1.01", 1.01), (f"{c_ell:.0f} (measured)", c_ell))]
+    evals = [{c.key: c for c in check_assumption41(run.cfg, a) + premise_conditions(run.cfg, a)} for _, a in cols]
+    keys = [k for k in evals[0] if any(not e[k].holds for e in evals)]
+    used = set(premise_keys("Theorem 4.3 (2)"))
+    head = f"{'premise':<8} {'used by Thm 4.3 (2)':<20}" + "".join(f"{name:>34}" for name, _ in cols)
+    lines = [head]
+    for k in keys:
+        cells = []
+        for e in evals:
+            c = e[k]
+            cells.append("holds" if c.holds else f"fails by x{1 / c.factor if c.factor < 1 else c.factor:.3g}")
+        lines.append(f"{k:<8} {'yes' if k in used else 'no':<20}" + "".join(f"{x:>34}" for x in cells))
+    return "\n".join(lines)
+
+
+def sec33_agreement(sweep: DecisiveSweep, protocol: str = "adapt") -> List[float]:
+    """Under Sec. 3.3's ``nu``, the largest difference over seeds between the single- and the
+    multi-modal OOD error of ``protocol`` at every ``n`` of ``sweep``: at test time the two modes'
+    trained features read the test input as their initial ones do, so the two errors agree."""
+    return [float((r.modes["single"].error["sec33", protocol] - r.modes["multi"].error["sec33", protocol]).abs().max())
+            for r in (sweep.by_n[n] for n in sweep.sizes)]
