@@ -84,7 +84,9 @@ class Profile:
     (``step_sizes``, ``step_steps`` steps per timed run, ``step_turns`` turns), step 3's decisive runs
     (``decisive`` sizes, ``decisive_seeds`` seeds, ``decisive_epochs``: None for the scaling's 200),
     step 5's ``chapters``, ``chapter_method`` (``"notebook"``: executed; ``"figures"``: their
-    figures drawn) and ``chapter_size``."""
+    figures drawn) and ``chapter_size``; ``threads``: torch's CPU threads during the check (None:
+    torch's choice, every core of a lent machine; ``tiny`` takes 1, as the chapters do on a CPU,
+    since on a shared 2-core machine one thread runs its small tensors many times faster than two)."""
 
     name: str
     budget: float
@@ -102,6 +104,7 @@ class Profile:
     chapters: Tuple[str, ...]
     chapter_method: str
     chapter_size: str
+    threads: Optional[int] = None
 
 
 PROFILES: Dict[str, Profile] = {
@@ -110,7 +113,7 @@ PROFILES: Dict[str, Profile] = {
     "quick": Profile("quick", 120, ("small", "figure1"), 16, 2, 1, None, (2000,), 10, 2,
                      (2000,), 2, None, CHAPTER_ORDER, "notebook", "full"),
     "tiny": Profile("tiny", 60, ("tiny",), 2, 1, 1, "tiny", (100,), 5, 2,
-                    (100,), 2, 20, ("02_setting",), "figures", "tiny"),
+                    (100,), 2, 20, ("02_setting",), "figures", "tiny", threads=1),
 }
 
 
@@ -285,6 +288,11 @@ def run_check(out, profile: Profile, *, device: str = "cpu", budget: Optional[fl
         raise ValueError(f"steps: {', '.join(map(repr, bad))} is not a step; valid: {', '.join(STEPS)}")
     out = Path(out)
     budget = profile.budget if budget is None else budget
+    import torch
+
+    threads = torch.get_num_threads()
+    if profile.threads is not None:
+        torch.set_num_threads(profile.threads)
     record = {"kind": "gpu-check", "schema": SCHEMA, "profile": profile.name, "device": device,
               "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "finished": None,
               "complete": False, "budget_s": float(budget), "wall_s": 0.0,
@@ -331,6 +339,7 @@ def run_check(out, profile: Profile, *, device: str = "cpu", budget: Optional[fl
         record["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         ck.save()
         shutil.rmtree(ck.work, ignore_errors=True)
+        torch.set_num_threads(threads)
     try:
         from mmcl.booksupport.records import format_record, record_name
 
@@ -730,7 +739,7 @@ def _step_cuda_tests(ck: _Check, res: dict) -> Tuple[str, str]:
         return "skipped", "skipped: no test mentions cuda"
     junit = ck.work / "cuda_tests.xml"
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *ids]
-    env = {**os.environ, "PYTHONPATH": _pythonpath(), "MMCL_CACHE_DIR": str(ck.work / "cache"), "MPLBACKEND": "Agg"}
+    env = {**_child_env(ck), "MMCL_CACHE_DIR": str(ck.work / "cache")}
     rc, output, timed_out = _run_child(cmd, cwd=root, env=env, timeout=max(10.0, ck.remaining()))
     ck.log_block("pytest", output)
     res["returncode"] = rc
@@ -765,9 +774,15 @@ def _repo_root() -> Path:
     return Path(mmcl.__file__).resolve().parent.parent
 
 
-def _pythonpath() -> str:
+def _child_env(ck: _Check) -> dict:
+    """The environment of a child process: this package first on ``PYTHONPATH``, no display, and the
+    profile's torch threads."""
     old = os.environ.get("PYTHONPATH", "")
-    return str(_repo_root()) + (os.pathsep + old if old else "")
+    env = {**os.environ, "PYTHONPATH": str(_repo_root()) + (os.pathsep + old if old else ""), "MPLBACKEND": "Agg",
+           "PYTHONUNBUFFERED": "1"}
+    if ck.profile.threads is not None:
+        env["OMP_NUM_THREADS"] = str(ck.profile.threads)
+    return env
 
 
 def _run_child(cmd, *, cwd, env, timeout: float, output: Optional[Path] = None) -> Tuple[Optional[int], str, bool]:
@@ -864,9 +879,8 @@ def _chapter_notebook(ck: _Check, chapter: str) -> dict:
         return {"status": "failed", "message": f"no chapter file {path}"}
     result = ck.work / f"chapter-{chapter}.json"
     figs = ck.work / "figures" / chapter
-    env = {**os.environ, "PYTHONPATH": _pythonpath(), "MMCL_DEVICE": ck.device,
-           "MMCL_BOOK_FULL": "1" if ck.profile.chapter_size == "full" else "0", "MMCL_FIGURE_DIR": str(figs),
-           "MMCL_CACHE_DIR": str(ck.work / "cache"), "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
+    env = {**_child_env(ck), "MMCL_DEVICE": ck.device, "MMCL_FIGURE_DIR": str(figs),
+           "MMCL_BOOK_FULL": "1" if ck.profile.chapter_size == "full" else "0", "MMCL_CACHE_DIR": str(ck.work / "cache")}
     cmd = [sys.executable, "-m", "mmcl.commands.gpu_check", "_chapter", str(path), str(result)]
     rc, output, timed_out = _run_child(cmd, cwd=path.parent, env=env, timeout=max(1.0, ck.remaining()))
     ck.log_block(f"chapter {chapter}", output, lines=20)
