@@ -13,7 +13,8 @@ Environment variables (documented in the README):
 * ``MMCL_FIGURE_DIR`` -- where figures are written; default ``<repo>/_build/extra/figures``
   (copied into the HTML as ``figures/``), never the source tree.
 
-Public for chapters: :func:`chapter_setup` and the claims register; the Sphinx extension,
+Public for chapters: :func:`chapter_setup` and the claims register, and ``records`` (the records of lent
+GPU machines, ``benchmarks/records/``); the Sphinx extension,
 ``blueprint_page`` and ``findings`` (the Blueprint page and the reading guide's table of findings
 it renders) and ``notebooks`` are internal to the build and
 the command line.
