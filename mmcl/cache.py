@@ -1,8 +1,9 @@
 """A small on-disk cache for expensive, deterministic results (sweeps, ColoredMNIST runs).
 
 Entries are keyed by a hash of ``namespace``, the parameters (anything JSON-serialisable), the
-*code version* (a hash of every ``.py`` file of the installed ``mmcl`` package, so that a change
-of code invalidates old entries) and the CPU *code path* that computes
+*code version* (a hash of the ``.py`` files of the layers that compute, :data:`COMPUTING`, so
+that a change of code that computes invalidates old entries while an edit of a drawing, a caption
+or the book's support code keeps them) and the CPU *code path* that computes
 (:func:`mmcl.codepath.current`: a run under AVX2 is never served to a process under AVX-512, whose
 last digits differ, so re-executing the book under another code path recomputes everything).  The folder is ``$MMCL_CACHE_DIR`` if set, else
 ``<repo>/_build/cache`` (the checkout holding ``_toc.yml``); ``MMCL_CACHE=0`` disables it.
@@ -21,7 +22,12 @@ from typing import Any, Callable, TypeVar
 from mmcl._utils import repo_root
 from mmcl.codepath import current as code_path
 
-__all__ = ["cache_dir", "code_version", "cache_key", "load_or_compute", "cache_enabled"]
+__all__ = ["cache_dir", "code_version", "cache_key", "load_or_compute", "cache_enabled", "COMPUTING", "source_hash"]
+
+#: The parts of the package whose code decides a cached value: everything but the drawing
+#: (``figures``), the book's support (``booksupport``) and the command line (``commands``, ``cli.py``).
+COMPUTING = ("_utils.py", "cache.py", "codepath.py", "__init__.py", "model", "dynamics", "proofs", "downstream",
+             "experiments", "wider")
 
 T = TypeVar("T")
 
@@ -36,11 +42,20 @@ def cache_enabled() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """sha256 (16 hex digits) of the sources of the mmcl package."""
-    root = Path(__file__).parent
+    """:func:`source_hash` of this package, computed once per process."""
+    return source_hash(Path(__file__).parent)
+
+
+def source_hash(root) -> str:
+    """sha256 (16 hex digits) of the sources of the computing layers (:data:`COMPUTING`) of the
+    package at ``root``."""
+    root = Path(root)
     h = hashlib.sha256()
     for p in sorted(root.rglob("*.py")):
-        h.update(str(p.relative_to(root)).encode())
+        rel = p.relative_to(root)
+        if rel.parts[0] not in COMPUTING:
+            continue
+        h.update(str(rel).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

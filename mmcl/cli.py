@@ -60,6 +60,9 @@ def _run_figure(args) -> int:
         raise ValueError("give a figure NAME (mmcl figure --list shows them) or --list")
     if not args.out:
         raise ValueError("--out DIR is required to write a figure")
+    from mmcl._utils import writable_dir
+
+    writable_dir("--out", args.out)  # before drawing (a figure may train), not after
     t0 = time.perf_counter()
     if args.name == "fig1":
         if args.style != "page":

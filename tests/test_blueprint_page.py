@@ -119,3 +119,25 @@ def test_every_finding_names_statements_the_blueprint_or_the_register_knows():
     for f in FINDINGS:
         for p in f.papers:
             assert bp.resolve(p) or p in ("Figure 1", "Table 1"), p
+
+
+def test_a_findings_verdict_and_its_featured_row_never_disagree():
+    """For every statement-backed line of the reading guide's findings, the row shown as deciding it
+    carries the statement's measured verdict (one order, mmcl.proofs.blueprint.VERDICT_ORDER)."""
+    from mmcl.booksupport.findings import FINDINGS, featured_row
+
+    rows = [dict(paper="Lemma 5.4", verdict="beyond", claim="the signal reaches order one"),
+            dict(paper="Lemma 5.4", verdict="outside", claim="the noise is ten times 1/sqrt n"),
+            dict(paper="Theorem 4.3 (2)", verdict="holds", claim="zero at the parallel nu"),
+            dict(paper="Theorem 4.3 (2)", verdict="fails", claim="chance under Sec. 3.3"),
+            dict(paper="Our Proposition 1", verdict="holds", claim="above the floor")]
+    counts = page.measured(rows)
+    for f in FINDINGS:
+        stmts = [s for p in f.papers for s in bp.resolve(p)]
+        r = featured_row(f, rows)
+        if not stmts or r is None:
+            continue
+        verdicts = {bp.measured_verdict(counts.get(s.key, {})) for s in stmts} - {""}
+        assert r["verdict"] in verdicts, (f.claim, r, verdicts)
+    lemma54 = next(f for f in FINDINGS if f.papers == ("Lemma 5.4",))
+    assert featured_row(lemma54, rows)["verdict"] == "outside"  # evidence against outranks evidence for

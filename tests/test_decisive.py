@@ -22,17 +22,19 @@ def _one_thread():
     torch.set_num_threads(before)
 
 
-def test_the_scaling_meets_every_premise_but_4b_and_c10_from_n_decisive():
+def test_the_scaling_meets_every_premise_but_4b_c10_and_d6_from_n_decisive():
     for n in (tr.N_DECISIVE, 10000):
         cfg = tr.decisive_config(n)
         conds = tr.decisive_conditions(cfg)
-        assert [c.key for c in conds if not c.holds] == ["4b", "C.10"], n
+        assert [c.key for c in conds if not c.holds] == ["4b", "C.10", "D.6"], n
         assert 1 - 1e-8 < cfg.nu_condition <= 1.0  # Sec. 3.3 with constant 1, at its edge
         assert cfg.d == tr.b2_dimension(n) and cfg.d > tr.D_MAX
     below = tr.decisive_conditions(tr.decisive_config(tr.N_DECISIVE - 2))
-    assert [c.key for c in below if not c.holds] == ["4a", "4b", "C.10"]
+    assert [c.key for c in below if not c.holds] == ["4a", "4b", "C.10", "D.6"]
     assert tr.N_DECISIVE == 2 * math.ceil(2500 * math.log(40) / 2)
-    assert "4b" not in tr.mode_premises("single") and "4b" in tr.mode_premises("multi")
+    # no proof on either theorem's path uses 4b (Lemma D.8 is cited by no later proof) or D.6's
+    assert not {"4b", "D.6"} & set(tr.mode_premises("single") + tr.mode_premises("multi"))
+    assert "D.4" in tr.mode_premises("multi") and "D.4" not in tr.mode_premises("single")
     from mmcl.proofs.blueprint import premise_keys
     assert tr.mode_premises("multi") == premise_keys("Theorem 4.3 (2)") and "3.3" in tr.mode_premises("multi")
     assert "C.10" in tr.mode_premises("single") and "C.10" not in tr.mode_premises("multi")

@@ -151,7 +151,7 @@ def test_the_record_follows_the_schema(tiny_run):
     assert "tests/test_cuda.py" in tests["selected"]  # its module-level mark names CUDA: all of it
     assert tests["skipped"] >= 1 and tests["failed"] == tests["errors"] == 0
     ch = rec["steps"]["chapters"]["results"]
-    assert ch["method"] == "figures" and ch["chapters"]["02_setting"]["figures"] == ["setting-similarities"]
+    assert ch["method"] == "figures" and ch["chapters"]["setting"]["figures"] == ["setting-similarities"]
 
 
 def test_the_schema_check_rejects_broken_records(tiny_run):
@@ -269,8 +269,8 @@ def test_chapter_cells_are_read_without_their_options(tmp_path):
     assert len(cells) == 5
     assert cells[0].startswith("from mmcl.booksupport import chapter_setup")
     assert cells[1].startswith("env.claims.upper(") and "tags" not in cells[1]
-    real = gc.chapter_cells(ROOT / "book" / "02_setting.md")
-    assert len(real) == (ROOT / "book" / "02_setting.md").read_text().count("```{code-cell}")
+    real = gc.chapter_cells(ROOT / "book" / "setting.md")
+    assert len(real) == (ROOT / "book" / "setting.md").read_text().count("```{code-cell}")
     assert not any(c.lstrip().startswith((":tags:", "---")) for c in real)
 
 
@@ -295,7 +295,7 @@ def test_a_chapter_runs_without_ipython_and_records_its_claims_until_one_fails(t
 
 
 def test_the_budget_stops_a_chapter_and_records_it(tmp_path):
-    profile = dataclasses.replace(gc.PROFILES["tiny"], chapters=("02_setting", "03_single_stage1"),
+    profile = dataclasses.replace(gc.PROFILES["tiny"], chapters=("setting", "single_stage1"),
                                   chapter_method="notebook", chapter_size="default")
     rec = gc.run_check(tmp_path, profile, device="cpu", budget=2.0, steps=("chapters",))
     step = rec["steps"]["chapters"]
@@ -303,9 +303,9 @@ def test_the_budget_stops_a_chapter_and_records_it(tmp_path):
         {k: "skipped" for k in gc.STEPS if k != "chapters"}
     assert step["status"] == "ok", step["message"]  # the budget, not the code, stopped it
     ch = step["results"]["chapters"]
-    assert ch["02_setting"]["status"] == "timeout" and "budget" in ch["02_setting"]["message"]
-    assert ch["03_single_stage1"]["status"] == "skipped"
-    assert ch["02_setting"]["seconds"] < 30
+    assert ch["setting"]["status"] == "timeout" and "budget" in ch["setting"]["message"]
+    assert ch["single_stage1"]["status"] == "skipped"
+    assert ch["setting"]["seconds"] < 30
     assert json.loads((tmp_path / "gpu_record.json").read_text())["steps"]["chapters"]["status"] == "ok"
 
 

@@ -42,9 +42,9 @@ def synthetic_record(started="2026-12-01T10:00:00+00:00", commit="0123456789abcd
             "cuda_tests": {"status": "ok", "seconds": 30.0, "message": "40 passed",
                            "results": {"passed": 40, "failed": 0}},
             "chapters": {"status": "ok", "seconds": 140.0, "message": "", "results": {"chapters": {
-                "13_decisive_runs": {"status": "ok", "seconds": 120.0, "verdicts": {"holds": 30, "outside": 4}},
-                "12_theorems_regime": {"status": "timeout", "seconds": 20.0},
-                "11_phase_diagrams": {"status": "skipped", "seconds": 0.0}}}},
+                "decisive_runs": {"status": "ok", "seconds": 120.0, "verdicts": {"holds": 30, "outside": 4}},
+                "theorems_regime": {"status": "timeout", "seconds": 20.0},
+                "phase_diagrams": {"status": "skipped", "seconds": 0.0}}}},
         },
     }
 
@@ -71,7 +71,7 @@ def test_the_newest_record_is_read_and_formatted(tmp_path):
     for part in ("NVIDIA H200", "driver 580.159.04", "commit 0123456789ab", "torch 2.11.0+cu130", "16 CPUs",
                  "n = 9224, 3 seeds", "sec33/adapt 0.490 [0.470, 0.510]", "parallel/transfer 0.460 [0.440, 0.480]",
                  "adapt [0.200, 1.000]", "transfer empty", "12.0x the CPU", "n = 10000 multi float64 3.5",
-                 "3.1e-14", "13_decisive_runs ok 120 s (30 holds, 4 outside)", "12_theorems_regime timeout",
+                 "3.1e-14", "decisive_runs ok 120 s (30 holds, 4 outside)", "theorems_regime timeout",
                  "not started: 1", "cuda_tests ok 30 s"):
         assert part in text, part
     lines = text.splitlines()

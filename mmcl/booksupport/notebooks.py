@@ -111,6 +111,9 @@ def _run(args) -> int:
         return 0
     if not args.out:
         raise ValueError(f"`mmcl notebooks {args.action}` needs --out DIR")
+    from mmcl._utils import writable_dir
+
+    writable_dir("--out", args.out)  # before executing a chapter, not after
     if args.action == "export":
         for p in export(args.out):
             print(f"wrote {p}")

@@ -53,7 +53,7 @@ def run(args) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mmcl._utils import check_int
+    from mmcl._utils import check_int, writable_dir
     from mmcl.experiments.coloredmnist.data import ColoredMNISTConfig, make_colored_mnist
     from mmcl.experiments.coloredmnist.runs import ABLATIONS, RUNS
     from mmcl.experiments.coloredmnist.sensitivity import run_sensitivity
@@ -65,6 +65,7 @@ def run(args) -> int:
                                            plot_table1)
 
     check_int("--seeds", args.seeds)
+    writable_dir("--out", args.out)  # before the minutes of training, not after
     if args.epochs is not None:
         check_int("--epochs", args.epochs)
     if args.n_images is not None:

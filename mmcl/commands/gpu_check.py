@@ -67,12 +67,18 @@ SCHEMA = 1
 #: The steps, in the order they run (most valuable first).
 STEPS = ("engines", "speed", "decisive", "cuda_tests", "chapters")
 
-#: The chapters in the order the ``chapters`` step tries them: those meant for a GPU first (the
-#: decisive runs, the theorems' regime, the phase diagrams, ColoredMNIST), then the book's order.
-CHAPTER_ORDER = ("13_decisive_runs", "12_theorems_regime", "11_phase_diagrams", "10_coloredmnist",
-                 "01_reading_guide", "02_setting", "03_single_stage1", "04_single_stage2", "05_multimodal",
-                 "06_multimodal_stage2", "07_downstream", "08_side_by_side", "09_assumptions",
-                 "14_matrix_factorisation", "15_alternating_gd")
+#: The chapters the ``chapters`` step tries first, those meant for a GPU (the decisive runs, the
+#: window, the theorems' regime, the phase diagrams, ColoredMNIST); then the rest in the book's order
+#: (:func:`chapter_order`, read from ``_toc.yml``).
+GPU_FIRST = ("decisive_runs", "window", "theorems_regime", "phase_diagrams", "coloredmnist")
+
+
+def chapter_order() -> Tuple[str, ...]:
+    """:data:`GPU_FIRST`, then every other chapter of ``_toc.yml`` in the book's order."""
+    from mmcl.figures.registry import chapters
+
+    book = chapters()
+    return tuple(c for c in GPU_FIRST if c in book) + tuple(c for c in book if c not in GPU_FIRST)
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,7 @@ class Profile:
     decisive: Tuple[int, ...]
     decisive_seeds: int
     decisive_epochs: Optional[int]
-    chapters: Tuple[str, ...]
+    chapters: Optional[Tuple[str, ...]]  # None: every chapter, GPU_FIRST first (chapter_order)
     chapter_method: str
     chapter_size: str
     threads: Optional[int] = None
@@ -109,11 +115,11 @@ class Profile:
 
 PROFILES: Dict[str, Profile] = {
     "full": Profile("full", 480, ("small", "figure1", "regime"), 64, 4, 2, None, (2000, 10000), 10, 3,
-                    (9224, 10000), 5, None, CHAPTER_ORDER, "notebook", "full"),
+                    (9224, 10000), 5, None, None, "notebook", "full"),
     "quick": Profile("quick", 120, ("small", "figure1"), 16, 2, 1, None, (2000,), 10, 2,
-                     (2000,), 2, None, CHAPTER_ORDER, "notebook", "full"),
+                     (2000,), 2, None, None, "notebook", "full"),
     "tiny": Profile("tiny", 60, ("tiny",), 2, 1, 1, "tiny", (100,), 5, 2,
-                    (100,), 2, 20, ("02_setting",), "figures", "tiny", threads=1),
+                    (100,), 2, 20, ("setting",), "figures", "tiny", threads=1),
 }
 
 
@@ -199,8 +205,9 @@ def run(args) -> int:
 
 
 def _parse_chapters(text: str) -> Tuple[str, ...]:
-    from mmcl.figures.registry import CHAPTERS
+    from mmcl.figures.registry import chapters
 
+    CHAPTERS = chapters()
     if text.strip().lower() == "none":
         return ()
     names = tuple(t.strip() for t in text.split(",") if t.strip())
@@ -814,10 +821,11 @@ def _run_child(cmd, *, cwd, env, timeout: float, output: Optional[Path] = None) 
 def _step_chapters(ck: _Check, res: dict) -> Tuple[str, str]:
     p = ck.profile
     res.update(method=p.chapter_method, size=p.chapter_size, chapters={})
-    if not p.chapters:
+    todo = chapter_order() if p.chapters is None else p.chapters
+    if not todo:
         return "skipped", "skipped: no chapter asked for (--chapters none)"
     run_one = _chapter_notebook if p.chapter_method == "notebook" else _chapter_figures
-    for ch in p.chapters:
+    for ch in todo:
         if ck.remaining() <= 0:
             res["chapters"][ch] = {"status": "skipped", "seconds": 0.0, "message": "budget spent before it started"}
             continue
@@ -836,7 +844,7 @@ def _step_chapters(ck: _Check, res: dict) -> Tuple[str, str]:
         ck.save()
     ran = [c for c, e in res["chapters"].items() if e["status"] != "skipped"]
     bad = [c for c, e in res["chapters"].items() if e["status"] in ("failed", "timeout")]
-    msg = f"{len(ran)} of {len(p.chapters)} chapter(s) ran" + (f"; not finished: {', '.join(bad)}" if bad else "")
+    msg = f"{len(ran)} of {len(todo)} chapter(s) ran" + (f"; not finished: {', '.join(bad)}" if bad else "")
     # a chapter stopped by the budget is not a failure of the code; one that raised is
     failed = [c for c in bad if res["chapters"][c]["status"] == "failed"]
     return ("failed" if failed else "ok"), msg

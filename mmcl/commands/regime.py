@@ -34,13 +34,14 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     """``mmcl regime``: run, write ``results.json`` and print a summary."""
-    from mmcl._utils import check_int
+    from mmcl._utils import check_int, writable_dir
     from mmcl.experiments.theorems_regime import run_decisive
 
     check_int("--n", args.n, 2)
     if args.n % 2:
         raise ValueError(f"--n must be even (balanced labels), got {args.n}")
     check_int("--seeds", args.seeds)
+    writable_dir("--out", args.out)  # before the minutes of training, not after
     res = run_decisive(args.n, args.seeds, device=args.device, dtype=args.dtype, progress=sys.stderr.isatty())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

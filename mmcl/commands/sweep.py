@@ -69,8 +69,12 @@ def run(args) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
+    from mmcl._utils import writable_dir
     from mmcl.figures import save_figure, style  # imported when the command runs: `mmcl --help` stays fast
+
     from mmcl.figures.phase_diagrams import plot_phase_diagram, plot_t1_ratio
+
+    out = writable_dir("--out", args.out)  # before the sweep runs, not after
 
     spec = load_toml(args.config)
     s = dict(spec.get("sweep", {}))
@@ -93,8 +97,6 @@ def run(args) -> int:
         except ImportError as exc:
             raise ValueError("--scheduler needs dask.distributed: pip install 'mmcl[dask]'") from exc
         client = Client(args.scheduler)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     table = sweep(spec["grid"], seeds, modes, engine, device=device, base=base, client=client,
                   cache=not args.no_cache, progress=sys.stderr.isatty(), **s)
     written = []
