@@ -82,7 +82,9 @@ def test_rows_count_for_the_statements_they_name_and_the_svg_marks_them(small):
     assert table.index("Theorem 4.2 (1)") < table.index("Lemma C.9") < table.index("Lemma C.10")  # by importance
     assert "gap inside the premises" in table and "the Bernstein step" in table
     full = page.render_page(rows)
-    assert "4 statements, 3 edges" in full and "<b>1</b> gap inside the premises" in full
+    # the first sentence says what stands: the errors themselves apart from the proofs resting on them
+    assert "Of the paper's 3 proofs, <b>1</b> fail at a step of their own" in full
+    assert "<b>1</b> are valid but rest on one of those" in full  # Theorem 4.2 (1), through C.10 -> C.9
 
 
 def test_short_labels():

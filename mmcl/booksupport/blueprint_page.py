@@ -1,6 +1,6 @@
 """The book's Blueprint page: the paper's dependency graph as SVG and one line per statement.
 
-:func:`render_svg` draws :data:`mmcl.proofs.blueprint.STATEMENTS` in the layers of
+:func:`render_svg` draws :data:`mmcl.proofs.statements.STATEMENTS` in the layers of
 :func:`mmcl.figures.blueprint_graph.layout` (premises on the left, the theorems on the right): the shape
 says the kind, the fill the proof audit, the border the measured verdict (from the claims
 register's rows), solid edges what a statement uses and dotted edges what only its proof uses;
@@ -243,15 +243,19 @@ def render_page(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = No
     counts = measured(rows)
     verdicts = {k: bp.measured_verdict(c) for k, c in counts.items()}
     sts = bp.STATEMENTS
-    proofs = [s for s in sts if s.kind not in ("assumption", "definition")]
-    audits = Counter(s.audit.status for s in proofs)
-    v = Counter(verdicts.get(s.key, "") for s in sts)
-    summary = (f"<p class='mmcl-blueprint-summary'>{len(sts)} statements, {len(bp.edges())} edges. "
-               f"The {len(proofs)} proofs: "
-               + ", ".join(f"<b>{audits.get(a, 0)}</b> {bp.AUDIT_TEXT[a]}" for a in bp.AUDITS)
-               + ". Measured: " + ", ".join(f"<b>{v.get(k, 0)}</b> {bp.VERDICT_TEXT[k]}"
-                                             for k in ("holds", "reach-holds", "beyond", "fails", "reach-fails",
-                                                       "outside"))
-               + f", <b>{v.get('', 0)}</b> without a verdict.</p>")
+    paper = [s for s in sts if s.kind not in ("assumption", "definition", "ours")]
+    st = bp.audit_summary()
+    far = set(st["no-theorem"])
+    v = Counter(verdicts.get(s.key, "") for s in sts if s.kind != "ours")
+    ours = [s for s in sts if s.kind == "ours"]
+    rel = "; ".join(f"{html.escape(a)} {r} {html.escape(b)}" for a, b, r in bp.relations())
+    summary = (f"<p class='mmcl-blueprint-summary'><b>What stands.</b> Of the paper's {len(paper)} proofs, "
+               f"<b>{len(st['root'])}</b> fail at a step of their own inside the premises (the errors "
+               f"themselves; {len(far & set(st['root']))} of them reach no theorem), <b>{len(st['inherited'])}</b> "
+               f"are valid but rest on one of those, <b>{len(st['outside'])}</b> needs more only where a premise "
+               f"fails, <b>{len(st['valid'])}</b> are valid and rest on nothing with a gap, and "
+               f"<b>{len(st['not-audited'])}</b> are not audited. Measured: "
+               + ", ".join(f"<b>{v.get(k, 0)}</b> {bp.VERDICT_TEXT[k]}" for k in bp.VERDICT_ORDER)
+               + f", <b>{v.get('', 0)}</b> without a verdict. Ours ({len(ours)} statements, double border): {rel}.</p>")
     return (summary + render_legend() + "<div class='mmcl-blueprint'>" + render_svg(None, verdicts, links) + "</div>"
             + render_table(counts, links, claims_links, evidence=decisive(rows)))

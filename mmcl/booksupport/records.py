@@ -39,7 +39,7 @@ def _check_kind(kind: str) -> str:
 
 
 def records_dir(folder=None) -> Path:
-    """``folder`` if given, else ``benchmarks/records`` of the checkout (:func:`mmcl._utils.repo_root`)."""
+    """``folder`` if given, else ``benchmarks/records`` of the checkout (``mmcl._utils.repo_root``)."""
     return Path(folder) if folder is not None else repo_root() / "benchmarks" / "records"
 
 

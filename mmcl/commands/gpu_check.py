@@ -9,7 +9,7 @@ checkout, on the machine's own PyTorch), times every step, records a step that f
 message and goes on to the next, and starts no new step once ``--budget`` seconds are spent.  The
 steps, the most valuable first:
 
-1. ``engines`` -- the three engines of :func:`mmcl.simulate` (``gd``, ``autograd``, ``recursion``)
+1. ``engines`` -- the three engines of ``mmcl.simulate`` (``gd``, ``autograd``, ``recursion``)
    on the device against the CPU at float64, float32 against float64 on the device, and each engine
    against the recursion on the device, on a few small configurations of both modes: the largest
    relative difference ``max|a - b| / max|b|`` of the loss, ``gamma`` and ``rho`` (and their
@@ -84,7 +84,7 @@ def chapter_order() -> Tuple[str, ...]:
 @dataclass(frozen=True)
 class Profile:
     """What one size of the check runs: ``budget`` (seconds, the default of ``--budget``), the
-    ``engine_configs`` of step 1 (keys of :func:`_engine_configs`), step 2's sweep (``sweep_runs``
+    ``engine_configs`` of step 1 (keys of ``_engine_configs()``), step 2's sweep (``sweep_runs``
     runs per mode over ``sweep_seeds`` seeds, ``sweep_repeat`` timings each, on ``sweep_base``: None
     for the Figure 1 setting or the name of an engine configuration) and recursion steps
     (``step_sizes``, ``step_steps`` steps per timed run, ``step_turns`` turns), step 3's decisive runs
