@@ -82,12 +82,17 @@ VERDICT_TEXT = blueprint.VERDICT_TEXT
 #: The verdicts a check may still type (read as ``held=``, then checked against the computed one).
 TYPED_VERDICTS = ("holds", "fails", "outside", "observation")
 _HELD = {"holds": True, "fails": False, "outside": False, "observation": None}
-#: What ``paper=`` may name: a numbered statement, equation, section, figure or table of the paper.
+#: What ``paper=`` may name: a numbered statement, equation, section, figure or table of the paper,
+#: or one of the book's own statements ("Our Theorem 1").
+#:
+#: :meta hide-value:
 PAPER_REF = re.compile(r"^(Our Proposition|Our Theorem|Lemma|Theorem|Corollary|Assumption|Condition|Definition|"
                        r"Proposition|Eq\.|Eqs\.|"
                        r"Sec\.|Figure|Table|Appendix) \(?([A-Z]\.)?\d+(\.\d+)*\)?[a-z]?( .*)?$")
 #: For another work (``source=``), whose numbering the book may not have: a kind and a number or a
 #: name in parentheses, e.g. ``"Theorem 3.8"`` or ``"Lemma (the loss is a matrix factorisation)"``.
+#:
+#: :meta hide-value:
 OTHER_REF = re.compile(r"^(Lemma|Theorem|Corollary|Assumption|Condition|Definition|Proposition|Eq\.|Eqs\.|"
                        r"Sec\.|Figure|Table|Appendix|Algorithm) (\(?([A-Z]\.)?\d+(\.\d+)*\)?[a-z]?( .*)?|\([^()]{4,}\))$")
 LOOSE_FACTOR = 10.0
