@@ -40,21 +40,13 @@ import torch
 import common
 import mmcl
 from mmcl.downstream.evaluation import evaluate_all
-from mmcl.experiments.sweep import sweep
+from mmcl.experiments.sweep import speed_grid, sweep
 
 
-def _grid(n_runs_per_mode: int, seeds: int) -> dict:
-    """A grid of paper-size configurations with ``n_runs_per_mode`` runs per mode."""
-    per = max(1, n_runs_per_mode // seeds)
-    taus = [0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3]
-    eps = [0.1, 0.05, 0.2, 0.3]
-    k_tau = min(len(taus), per)
-    k_eps = max(1, min(len(eps), per // k_tau))
-    return {"tau": taus[:k_tau], "sigma_eps": eps[:k_eps]}
 
 
 def bench_sweep_engine(engine: str, n_runs_per_mode: int, seeds: int, device: str, dtype: str) -> dict:
-    grid = _grid(n_runs_per_mode, seeds)
+    grid = speed_grid(n_runs_per_mode, seeds)
     t0, c0 = time.perf_counter(), time.process_time()
     table = sweep(grid, seeds=range(seeds), mode=["single", "multi"], engine=engine, device=device,
                   dtype=dtype, cache=False, progress=False)

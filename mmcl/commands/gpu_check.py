@@ -526,16 +526,6 @@ def _step_engines(ck: _Check, res: dict) -> Tuple[str, str]:
 # --------------------------------------------------------------------------------------------
 # step 2: speed
 # --------------------------------------------------------------------------------------------
-def _sweep_grid(n_runs_per_mode: int, seeds: int) -> dict:
-    """The grid of ``benchmarks/bench_sweep.py``: temperatures and augmentation strengths."""
-    per = max(1, n_runs_per_mode // seeds)
-    taus = [0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3]
-    eps = [0.1, 0.05, 0.2, 0.3]
-    k_tau = min(len(taus), per)
-    k_eps = max(1, min(len(eps), per // k_tau))
-    return {"tau": taus[:k_tau], "sigma_eps": eps[:k_eps]}
-
-
 def _sweep_once(ck: _Check, device: str, grid: dict, seeds: int, base) -> dict:
     from mmcl.experiments.sweep import sweep
 
@@ -554,7 +544,9 @@ def _step_speed(ck: _Check, res: dict) -> Tuple[str, str]:
 
     p = ck.profile
     base = None if p.sweep_base is None else _engine_configs()[p.sweep_base][0]
-    grid = _sweep_grid(p.sweep_runs, p.sweep_seeds)
+    from mmcl.experiments.sweep import speed_grid
+
+    grid = speed_grid(p.sweep_runs, p.sweep_seeds)
     # warm-up: the device's first call loads its kernels
     _sweep_once(ck, ck.device, {"tau": [0.1]}, 1, base)
     timings = {"device": [], "cpu": []}

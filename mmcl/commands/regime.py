@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "add_run_arguments", "check_run_arguments"]
 
 
 def add_parser(sub) -> None:
@@ -24,24 +24,37 @@ def add_parser(sub) -> None:
                        description="Train both modes at n on the decisive scaling (d at Lemma B.2's bound, "
                                    "Sec. 3.3's nu) and write DIR/results.json: failing conditions, Sec. 3.3's "
                                    "ratio, the final loss and the OOD errors under both nu and both protocols.")
-    p.add_argument("--n", type=int, required=True, help="training samples (even, >= 100 for span draws at m = 50)")
-    p.add_argument("--seeds", type=int, default=1, help="seeds 0..K-1 (default 1)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
-    p.add_argument("--dtype", default="float32", choices=("float32", "float64"), help="default float32")
+    add_run_arguments(p)
     p.add_argument("--out", required=True, help="output folder (created if missing)")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    """``mmcl regime``: run, write ``results.json`` and print a summary."""
+def add_run_arguments(p) -> None:
+    """The options of one size of the decisive runs, shared by ``mmcl regime`` and ``mmcl window``:
+    ``--n``, ``--seeds``, ``--device``, ``--dtype``."""
+    p.add_argument("--n", type=int, required=True, help="training samples (even, >= 100 for span draws at m = 50)")
+    p.add_argument("--seeds", type=int, default=1, help="seeds 0..K-1 (default 1)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float64"), help="default float32")
+
+
+def check_run_arguments(args):
+    """Check :func:`add_run_arguments`' options and that ``--out`` can be written (before the minutes of
+    training, not after); returns the output folder."""
     from mmcl._utils import check_int, writable_dir
-    from mmcl.experiments.theorems_regime import run_decisive
 
     check_int("--n", args.n, 2)
     if args.n % 2:
         raise ValueError(f"--n must be even (balanced labels), got {args.n}")
     check_int("--seeds", args.seeds)
-    writable_dir("--out", args.out)  # before the minutes of training, not after
+    return writable_dir("--out", args.out)
+
+
+def run(args) -> int:
+    """``mmcl regime``: run, write ``results.json`` and print a summary."""
+    from mmcl.experiments.theorems_regime import run_decisive
+
+    check_run_arguments(args)
     res = run_decisive(args.n, args.seeds, device=args.device, dtype=args.dtype, progress=sys.stderr.isatty())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import sys
 
+from mmcl.commands.regime import add_run_arguments, check_run_arguments
+
 __all__ = ["add_parser", "run"]
 
 
@@ -23,23 +25,14 @@ def add_parser(sub) -> None:
                                    "cos(nu, mu) from Sec. 3.3's value to 1: the OOD errors of both protocols, "
                                    "the predicted and measured angles where they fall to 0.25, and the window "
                                    "where the multi-modal error is small and the single-modal one is not.")
-    p.add_argument("--n", type=int, required=True, help="training samples (even, >= 100 for span draws at m = 50)")
-    p.add_argument("--seeds", type=int, default=1, help="seeds 0..K-1 (default 1)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
-    p.add_argument("--dtype", default="float32", choices=("float32", "float64"), help="default float32")
+    add_run_arguments(p)
     p.add_argument("--out", default="window", help="output folder (created if missing; default ./window)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     """``mmcl window``: check the output folder, run, write ``results.json`` and the figure, print."""
-    from mmcl._utils import check_int, writable_dir
-
-    check_int("--n", args.n, 2)
-    if args.n % 2:
-        raise ValueError(f"--n must be even (balanced labels), got {args.n}")
-    check_int("--seeds", args.seeds)
-    out = writable_dir("--out", args.out)  # before the minutes of training, not after
+    out = check_run_arguments(args)
 
     import matplotlib
 

@@ -25,7 +25,8 @@ from mmcl.dynamics.trajectory import Trajectory
 from mmcl.dynamics.forward import times, weights, weights_cheaper, preactivations
 from mmcl.model.losses import relu
 
-__all__ = ["PROTOCOLS", "LogisticHead", "fit_logistic", "Evaluation", "evaluate", "evaluate_all", "embeddings"]
+__all__ = ["PROTOCOLS", "LogisticHead", "fit_logistic", "Evaluation", "evaluate", "evaluate_all", "embeddings",
+           "features"]
 
 PROTOCOLS = ("adapt", "transfer")
 
@@ -40,11 +41,16 @@ class LogisticHead:
     mean: torch.Tensor
     scale: torch.Tensor
 
+    def raw(self):
+        """``(u, b)`` with ``score = <u, x> + b`` on the raw features: ``((x - mean)/scale) @ weight + bias``
+        folded into one product with ``x``; ``u (..., p)``, ``b (...)``."""
+        u = self.weight / self.scale
+        return u, self.bias - (self.mean * u).sum(-1)
+
     def decision(self, X: torch.Tensor) -> torch.Tensor:
         """``X (..., N, p)`` -> scores ``(..., N)``."""
-        # ((X - mean)/scale) @ w + b, folded into one product with X
-        w = self.weight / self.scale
-        return (X @ w[..., None])[..., 0] + (self.bias - (self.mean * w).sum(-1))[..., None]
+        u, b = self.raw()
+        return (X @ u[..., None])[..., 0] + b[..., None]
 
     def accuracy(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Fraction of ``sign(score) == y`` (a score of exactly 0 counts as wrong), ``(...)``."""
@@ -103,10 +109,10 @@ def embeddings(data: SyntheticData, gamma: torch.Tensor, rho: torch.Tensor, sign
     ``rho (..., B.., m, n)`` -> ``(..., B.., N, m)``."""
     a = preactivations(data, gamma, rho, signal[..., None, :])[..., 0]  # (..., m)
     z = preactivations(data, gamma, rho, noise)  # (..., m, N)
-    return _features(a, y, z)
+    return features(a, y, z)
 
 
-def _features(a, y, z):
+def features(a, y, z):
     """``h = sigma(y a) + sigma(z)`` from the signal preactivations ``a (..., m)``, the labels
     ``y (..., N)`` and the noise preactivations ``z (..., m, N)``."""
     return relu(y[..., :, None] * a[..., None, :]) + relu(z.transpose(-1, -2))
@@ -122,7 +128,7 @@ def _embedder(data: SyntheticData, gamma, rho, k_min: int):
 
     def embed(signal, y, noise):
         a = preactivations(data, gamma, rho, signal[..., None, :])[..., 0]  # one vector: the cheap order
-        return _features(a, y, times(W, noise))
+        return features(a, y, times(W, noise))
     return embed
 
 

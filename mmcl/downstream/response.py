@@ -35,7 +35,7 @@ from typing import Dict, Optional, Sequence, Tuple
 import torch
 
 from mmcl._utils import check_int, check_number
-from mmcl.downstream.evaluation import PROTOCOLS, _features, embeddings, evaluate_all, fit_logistic
+from mmcl.downstream.evaluation import PROTOCOLS, features, embeddings, evaluate_all, fit_logistic
 from mmcl.dynamics import simulate
 from mmcl.dynamics.forward import preactivations
 from mmcl.dynamics.trajectory import Trajectory
@@ -204,8 +204,8 @@ def ablated_accuracy(traj: Trajectory, data: SyntheticData, variants: Sequence[s
     for name in variants:
         keep_nu, keep_zeta = VARIANTS[name]
         a = nu.keep(keep_nu)[..., 0]
-        X_fit = _features(a, ood.y_fit, z_fit.keep(keep_zeta)).to(f64)
-        X_eval = _features(a, ood.y_eval, z_eval.keep(keep_zeta)).to(f64)
+        X_fit = features(a, ood.y_fit, z_fit.keep(keep_zeta)).to(f64)
+        X_eval = features(a, ood.y_eval, z_eval.keep(keep_zeta)).to(f64)
         y_fit = ood.y_fit.to(f64).expand(X_fit.shape[:-1])
         y_eval = ood.y_eval.to(f64).expand(X_eval.shape[:-1])
         head = fit_logistic(X_fit, y_fit, l2=l2)

@@ -36,7 +36,7 @@ from typing import Dict, Optional
 import torch
 
 from mmcl._utils import check_number
-from mmcl.downstream.evaluation import embeddings, fit_logistic
+from mmcl.downstream.evaluation import embeddings, features, fit_logistic
 from mmcl.downstream.window import fitted_dprime, head_error_floor, head_error_gaussian, lda_dprime, normal_cdf
 from mmcl.dynamics.forward import times, weights
 from mmcl.dynamics.trajectory import Trajectory
@@ -104,13 +104,6 @@ class TiltCurves:
     n_fit: int
 
 
-def _raw_head(head):
-    """``(u, b)`` of a standardised :class:`~mmcl.downstream.evaluation.LogisticHead` on the raw
-    features: ``score = <u, h> + b``."""
-    u = head.weight / head.scale
-    return u, head.bias - (head.mean * u).sum(-1)
-
-
 def tilt_curves(traj: Trajectory, data: SyntheticData, cos: torch.Tensor, sigma_xi: float, *,
                 ood: Optional[OODData] = None, l2: float = 1e-2) -> TiltCurves:
     """The OOD errors of the last recorded step of ``traj`` (first network) at every angle of
@@ -134,12 +127,11 @@ def tilt_curves(traj: Trajectory, data: SyntheticData, cos: torch.Tensor, sigma_
     W = weights(data, gamma, rho)  # (B.., m, d')
     nus = tilted_signals(data.mu, ood.nu, cos)  # (B.., K, d')
     a = times(W, nus).transpose(-1, -2)  # (B.., K, m): <w_r, nu(c)>
-    z_fit = times(W, ood.zeta_fit).transpose(-1, -2)[..., None, :, :]  # (B.., 1, N_fit, m)
-    z_eval = times(W, ood.zeta_eval).transpose(-1, -2)[..., None, :, :]
     y_fit = ood.y_fit[..., None, :].expand(a.shape[:-1] + ood.y_fit.shape[-1:])  # (B.., K, N_fit)
     y_eval = ood.y_eval[..., None, :].expand(a.shape[:-1] + ood.y_eval.shape[-1:])
-    h_fit = torch.relu(y_fit[..., None] * a[..., None, :]) + torch.relu(z_fit)  # (B.., K, N_fit, m)
-    h_eval = torch.relu(y_eval[..., None] * a[..., None, :]) + torch.relu(z_eval)
+    # h = relu(y a) + relu(<w_r, zeta>) at every angle: one noise response, shared by the K signals
+    h_fit = features(a, y_fit, times(W, ood.zeta_fit)[..., None, :, :])  # (B.., K, N_fit, m)
+    h_eval = features(a, y_eval, times(W, ood.zeta_eval)[..., None, :, :])
     error, gaussian = {}, {}
     adapt = fit_logistic(h_fit, y_fit, l2=l2)
     error["adapt"] = 1 - adapt.accuracy(h_eval, y_eval)
@@ -149,7 +141,7 @@ def tilt_curves(traj: Trajectory, data: SyntheticData, cos: torch.Tensor, sigma_
     upper = 1.0 / (1.0 + D * D / 4)  # Cantelli: the population head's error is at most this
     X_train = embeddings(data, gamma, rho, data.mu, data.y, data.xi)  # (B.., n, m)
     transfer = fit_logistic(X_train, data.y.expand(X_train.shape[:-1]), l2=l2)
-    u, b = _raw_head(transfer)
+    u, b = transfer.raw()
     score = (h_eval @ u[..., None, :, None])[..., 0] + b[..., None, None]
     error["transfer"] = (score * y_eval <= 0).to(_F64).mean(-1)
     gaussian["transfer"] = head_error_gaussian(u, b, a, W, sigma_xi)

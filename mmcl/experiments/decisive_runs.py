@@ -86,13 +86,16 @@ def decisive_chains_by_n(size: str = "default", device: str = "cpu") -> Dict[int
 
 @functools.lru_cache(maxsize=3)
 def decisive_point(size: str = "default", device: str = "cpu") -> DecisiveRun:
-    """The decisive point of :func:`sizes`: one seed at ``point_n`` in ``point_modes`` (cached), or,
-    where ``point_n`` is 0, the sweep's run at its largest ``n``."""
+    """The decisive point of :func:`sizes`: one seed at ``point_n`` in ``point_modes``, or, where
+    ``point_n`` is 0, the sweep's run at its largest ``n``; cached in memory and on disk
+    (:func:`mmcl.cache.load_or_compute`), so that the window chapter reads the decisive chapter's run."""
     s = sizes(size)
     if not s.point_n:
         sweep = decisive_sweep(size, device)
         return sweep.by_n[sweep.sizes[-1]]
-    return run_decisive(s.point_n, 1, device=device, modes=s.point_modes)
+    params = {"n": s.point_n, "modes": list(s.point_modes), "device": str(device)}
+    return load_or_compute("decisive-point", params,
+                           lambda: run_decisive(s.point_n, 1, device=device, modes=s.point_modes))
 
 
 def premises_by_n(size: str = "default") -> Dict[int, List[str]]:

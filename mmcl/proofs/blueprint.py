@@ -26,7 +26,7 @@ from mmcl.proofs.statements import AUDIT_TEXT, AUDITS, KINDS, RELATIONS, STATEME
 __all__ = ["KINDS", "AUDITS", "AUDIT_TEXT", "RELATIONS", "Audit", "Statement", "STATEMENTS", "condition_keys",
            "statement", "resolve", "premise_keys", "failing_premises", "verdict", "VERDICTS", "VERDICT_TEXT",
            "VERDICT_ORDER", "UNREACHABLE", "edges", "premise_edges", "relations", "gaps", "rests_on", "check_blueprint",
-           "measured_verdict", "deciding_rows", "reaches_a_theorem", "audit_summary"]
+           "measured_verdict", "deciding_rows", "reaches_a_theorem", "audit_summary", "ancestors"]
 
 #: The verdicts a check's row can carry (computed by :func:`verdict`, never typed).
 VERDICTS = ("holds", "reach-holds", "beyond", "fails", "reach-fails", "outside", "observation")
@@ -208,14 +208,7 @@ def rests_on(key: str, status: str = "gap-inside") -> Tuple[str, ...]:
     through other statements (``key`` itself excluded): what a proof audited "valid" inherits."""
     if status not in AUDITS:
         raise ValueError(f"status={status!r} is not one of {AUDITS}")
-    statement(key)
-    seen, todo = set(), [key]
-    while todo:
-        k = todo.pop()
-        for u in statement(k).uses + statement(k).proof_uses:
-            if u not in seen:
-                seen.add(u)
-                todo.append(u)
+    seen = ancestors(key)
     return tuple(s.key for s in STATEMENTS if s.key in seen and s.audit.status == status)
 
 
@@ -296,12 +289,14 @@ def reaches_a_theorem(key: str) -> bool:
     theorem's standing)."""
     statement(key)
     for s in STATEMENTS:
-        if s.kind == "theorem" and (s.key == key or key in _ancestors(s.key)):
+        if s.kind == "theorem" and (s.key == key or key in ancestors(s.key)):
             return True
     return False
 
 
-def _ancestors(key: str) -> set:
+def ancestors(key: str) -> set:
+    """Every statement that statement ``key``'s statement or proof uses, directly or through others."""
+    statement(key)
     seen, todo = set(), [key]
     while todo:
         k = todo.pop()

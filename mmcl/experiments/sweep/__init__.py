@@ -60,11 +60,11 @@ from __future__ import annotations
 from mmcl.experiments.sweep.agreement import engine_agreement
 from mmcl.experiments.sweep.draws import denoised_view, make_draw
 from mmcl.experiments.sweep.formulas import gap_closed, mu_norm_for_snr, snr_on_curve
-from mmcl.experiments.sweep.grid import DERIVED, expand_grid
+from mmcl.experiments.sweep.grid import DERIVED, expand_grid, speed_grid
 from mmcl.experiments.sweep.options import SweepConfig
 from mmcl.experiments.sweep.phase import PhaseGrid, phase_grid
 from mmcl.experiments.sweep.runner import sweep
 from mmcl.experiments.sweep.table import SweepTable
 
 __all__ = ["DERIVED", "SweepConfig", "SweepTable", "PhaseGrid", "sweep", "expand_grid", "make_draw",
-           "denoised_view", "engine_agreement", "phase_grid", "mu_norm_for_snr", "snr_on_curve", "gap_closed"]
+           "denoised_view", "engine_agreement", "speed_grid", "phase_grid", "mu_norm_for_snr", "snr_on_curve", "gap_closed"]

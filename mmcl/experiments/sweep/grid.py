@@ -23,7 +23,7 @@ from mmcl.experiments.sweep.table import _same
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic
 
-__all__ = ["DERIVED", "expand_grid"]
+__all__ = ["DERIVED", "expand_grid", "speed_grid"]
 
 #: The derived grid parameters, name -> what it sets (applied after the config fields of the point).
 DERIVED = {
@@ -191,3 +191,15 @@ def expand_grid(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0,), mode=
             for s in seeds:
                 runs.append(_Run(point=point, cfg=cfg, view=view, seed=s, mode=m))
     return runs
+
+
+def speed_grid(n_runs_per_mode: int, seeds: int) -> dict:
+    """The grid the speed measurements time (``benchmarks/bench_sweep.py``, ``mmcl gpu-check``): about
+    ``n_runs_per_mode`` paper-size runs per mode with ``seeds`` draws each, over temperatures and
+    augmentation strengths."""
+    per = max(1, n_runs_per_mode // seeds)
+    taus = [0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3]
+    eps = [0.1, 0.05, 0.2, 0.3]
+    k_tau = min(len(taus), per)
+    k_eps = max(1, min(len(eps), per // k_tau))
+    return {"tau": taus[:k_tau], "sigma_eps": eps[:k_eps]}
