@@ -150,8 +150,11 @@ def test_the_pages_tables_print_the_runs_means(runs):
 
     r = runs["float64"]
     table = experiment.error_table(tr.DecisiveSweep(sizes=[40], by_n={40: r})).splitlines()
-    assert len(table) == 2 and table[0].split()[:2] == ["n", "seeds"]
-    cells = table[1].split()
+    assert len(table) == 4 and table[2].split()[:2] == ["n", "seeds"]
+    assert table[0].split() == ["single-modal", "multi-modal"]
+    assert table[1].split() == [w for _ in range(2) for nu in tr.NUS for w in (nu, "nu")]
+    assert max(map(len, table)) <= 88, "the table is wider than a page's column"
+    cells = table[3].split()
     assert cells[:2] == ["40", "2"] and len(cells) == 2 + 2 * len(tr.NUS) * 2
     expected = [float(r.modes[m].error[nu, p].mean()) for m in ("single", "multi")
                 for nu in tr.NUS for p in ("adapt", "transfer")]

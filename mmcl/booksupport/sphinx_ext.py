@@ -21,6 +21,18 @@
   ``{mmcl-claims}`` directive of ``book/claims.md`` becomes, when pages are written, one table of
   every row, grouped by the paper's statement, each linked to its chapter's section.  The page is
   re-written at every build, so it follows chapters read from the execution cache as well.
+* **Links read as text.**  A reference to a section whose title holds math shows the title's plain
+  text (``n=9,224``), never its TeX (``n=9{,}224``): :func:`tex_plain` on the link's words.
+* **A figure's alt text is its caption.**  A cell's images get, in order, the registered captions
+  (:func:`mmcl.figures.registry.figures`) of the names its source passes to ``env.show``; the
+  image file's path is no description for a reader who cannot see the figure.
+* **Every chapter links its executed notebook.**  Under a chapter's title, a "Download notebook
+  (.ipynb)" link; when the build finishes, the notebook myst-nb executed
+  (``_build/jupyter_execute/<doc>.ipynb``) is copied beside the page's HTML, under
+  :data:`NOTEBOOK_DIR`.
+* **Each chapter's run time, measured.**  ``{mmcl-run-times}`` becomes a table of the seconds each
+  chapter's notebook took to execute in the build (myst-nb's execution record, which keeps the
+  time of a run read back from the execution cache).
 """
 from __future__ import annotations
 
@@ -179,6 +191,17 @@ class FindingsDirective(Directive):
         return [findings_table("")]
 
 
+class verdict_summary(nodes.General, nodes.Element):
+    """Where the verdict that opens the reading guide and the Claims page goes."""
+
+
+class VerdictDirective(Directive):
+    has_content = False
+
+    def run(self):
+        return [verdict_summary("")]
+
+
 class chapter_map(nodes.General, nodes.Element):
     """Where the reading guide's map of the chapters goes (replaced when the page is written)."""
 
@@ -201,7 +224,8 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
     log = logging.getLogger(__name__)
     graphs, tables = list(doctree.findall(blueprint_graph)), list(doctree.findall(findings_table))
     maps = list(doctree.findall(chapter_map))
-    if not graphs and not tables and not maps:
+    verdicts = list(doctree.findall(verdict_summary))
+    if not graphs and not tables and not maps and not verdicts:
         return
     env = app.env
     labels = env.get_domain("std").labels
@@ -230,6 +254,12 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
                                    + "#" + _anchor(_statement_name(s.key)))
     for node in graphs:
         node.replace_self(nodes.raw("", render_page(rows, links, claims_links), format="html"))
+    if verdicts:
+        from mmcl.booksupport.findings import render_verdict
+
+        where = {f.where: uri(f.where) for f in FINDINGS if f.where in labels}
+        for node in verdicts:
+            node.replace_self(nodes.raw("", render_verdict(rows, where), format="html"))
     if tables:
         where = {}
         for f in FINDINGS:
@@ -392,6 +422,139 @@ def _premise_legend() -> str:
             + "</ul></details>")
 
 
+# -- how the pages read -----------------------------------------------------------------------------
+_TEX = re.compile(r"\\[A-Za-z]|\{,\}|[_^]\{")
+#: Where the executed notebooks go in the HTML output: ``<outdir>/_notebooks/<doc>.ipynb``.
+NOTEBOOK_DIR = "_notebooks"
+_SHOW = re.compile(r"\.show\((?:[^\"']|\n)*?[\"']([a-z0-9-]+)[\"']\s*,?\s*\)")
+
+
+def _plain_link_texts(app, doctree, fromdocname) -> None:
+    """A resolved ``{ref}`` to a title with math shows the title's TeX; its plain text instead."""
+    for node in list(doctree.findall(nodes.inline)):
+        if "std-ref" in node.get("classes", []) and _TEX.search(node.astext()):
+            node.replace_self(nodes.inline("", tex_plain(node.astext()), classes=node["classes"]))
+
+
+def _cell_names(cell) -> list:
+    """The figure names the cell's source passes to ``env.show``, in order."""
+    src = [n for n in cell.findall(nodes.literal_block)
+           if "cell_input" in getattr(n.parent, "get", lambda *_: [])("classes", [])]
+    return _SHOW.findall("\n".join(n.astext() for n in src))
+
+
+def _figure_alt_texts(app, doctree, fromdocname) -> None:
+    """Each image a cell shows through ``env.show`` gets its registered caption as alt text."""
+    from mmcl.figures.registry import figures
+
+    captions = None
+    for cell in doctree.findall(nodes.container):
+        if "cell" not in cell.get("classes", []):
+            continue
+        images = [im for im in cell.findall(nodes.image)]
+        names = _cell_names(cell)
+        if not images or not names:
+            continue
+        if captions is None:
+            captions = {k: spec.caption for k, spec in figures().items()}
+        for im, name in zip(images, names):
+            if name in captions:
+                im["alt"] = captions[name]
+
+
+def _is_chapter(app, docname: str) -> bool:
+    from mmcl.figures.registry import chapters
+
+    if not (Path(app.srcdir) / "_toc.yml").exists():
+        return False
+    return docname.startswith("book/") and docname.split("/")[-1] in chapters(app.srcdir)
+
+
+def _notebook_uri(app, docname: str) -> str:
+    """The page's relative link to its executed notebook in the HTML output."""
+    depth = docname.count("/")
+    return "../" * depth + f"{NOTEBOOK_DIR}/{docname}.ipynb"
+
+
+def _notebook_link(app, doctree, fromdocname) -> None:
+    """Under a chapter's title: a link to download the notebook the build executed."""
+    if not _is_chapter(app, fromdocname):
+        return
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None or not len(section) or not isinstance(section[0], nodes.title):
+        return
+    href = html.escape(_notebook_uri(app, fromdocname), quote=True)
+    link = (f"<p class='mmcl-notebook-link'><a class='reference download' href='{href}' download>"
+            "Download notebook (.ipynb)</a> &middot; executed by this build, outputs included</p>")
+    section.insert(1, nodes.raw("", link, format="html"))
+
+
+def _copy_notebooks(app, exception) -> None:
+    """Copy each chapter's executed notebook beside the HTML (where :func:`_notebook_link` points)."""
+    import shutil
+
+    if exception is not None or app.builder.format != "html":
+        return
+    executed = Path(app.outdir).parent / "jupyter_execute"
+    for doc in sorted(app.env.found_docs):
+        src = executed / f"{doc}.ipynb"
+        if _is_chapter(app, doc) and src.exists():
+            dst = Path(app.outdir) / NOTEBOOK_DIR / f"{doc}.ipynb"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+
+
+class run_times(nodes.General, nodes.Element):
+    """Where the table of the chapters' run times goes (replaced when the page is written)."""
+
+
+class RunTimesDirective(Directive):
+    has_content = False
+
+    def run(self):
+        return [run_times("")]
+
+
+def run_times_html(entries) -> str:
+    """The table: ``entries`` are ``(title, href, seconds or None, method)``, in the book's order."""
+    out = ["<table class='mmcl-run-times table'><thead><tr><th>chapter</th><th>run time</th>"
+           "</tr></thead><tbody>"]
+    total = 0.0
+    for title, href, seconds, method in entries:
+        if seconds is None:
+            when = "&ndash;"
+        else:
+            total += seconds
+            when = f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+        out.append(f"<tr><td><a class='reference internal' href='{html.escape(href, quote=True)}'>"
+                   f"{html.escape(title)}</a></td><td data-seconds='{'' if seconds is None else f'{seconds:.1f}'}'>"
+                   f"{when}</td></tr>")
+    out.append(f"</tbody><tfoot><tr><td>all chapters</td><td>{total / 60:.1f} min</td></tr></tfoot></table>")
+    return "".join(out)
+
+
+def _resolve_run_times(app, doctree, fromdocname) -> None:
+    nodes_ = list(doctree.findall(run_times))
+    if not nodes_:
+        return
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    from mmcl.figures.registry import chapters
+
+    env = app.env
+    entries = []
+    for stem in chapters(app.srcdir):
+        doc = f"book/{stem}"
+        data = NbMetadataCollector.get_exec_data(env, doc) if doc in env.found_docs else None
+        seconds = (data or {}).get("runtime")
+        title = tex_plain(env.titles[doc].astext()) if doc in env.titles else stem
+        href = app.builder.get_relative_uri(fromdocname, doc) or f"{stem}.html"
+        entries.append((title, href, seconds,
+                        (data or {}).get("method", "")))
+    for node in nodes_:
+        node.replace_self(nodes.raw("", run_times_html(entries), format="html"))
+
+
 def _static(app, config) -> None:
     config.html_static_path.append(str(Path(__file__).resolve().parent / "static"))
 
@@ -412,6 +575,8 @@ def setup(app):
     app.add_node(findings_table)
     app.add_directive("mmcl-findings", FindingsDirective)
     app.add_node(chapter_map)
+    app.add_node(verdict_summary)
+    app.add_directive("mmcl-verdict", VerdictDirective)
     app.add_directive("mmcl-chapter-map", ChapterMapDirective)
     app.connect("doctree-resolved", _resolve_blueprint)
     app.connect("doctree-read", _collect_claims)
@@ -419,4 +584,11 @@ def setup(app):
     app.connect("env-merge-info", _merge_claims)
     app.connect("env-get-updated", _rewrite_claims_page)
     app.connect("doctree-resolved", _resolve_claims)
+    app.connect("doctree-resolved", _plain_link_texts)
+    app.connect("doctree-resolved", _figure_alt_texts)
+    app.connect("doctree-resolved", _notebook_link)
+    app.connect("build-finished", _copy_notebooks)
+    app.add_node(run_times)
+    app.add_directive("mmcl-run-times", RunTimesDirective)
+    app.connect("doctree-resolved", _resolve_run_times)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

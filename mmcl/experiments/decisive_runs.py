@@ -112,16 +112,22 @@ _PROTOCOLS = ("adapt", "transfer")
 def error_table(sweep: DecisiveSweep) -> str:
     """The mean OOD error over seeds at every ``n`` of ``sweep``: one row per ``n`` (with its
     number of seeds), one column per mode, ``nu`` (``NUS``: ``"sec33"`` and ``"parallel"``)
-    and protocol, headed ``mode/nu/protocol`` (shortened); three decimals."""
-    cols = [(m, nu, p) for m in _MODES for nu in NUS for p in _PROTOCOLS]
-    head = f"{'n':>6} {'seeds':>5}  " + "  ".join(
-        f"{m[:5]}/{nu[:3]}/{p[:5]:<5}" for m, nu, p in cols)
-    rows = [head]
+    and protocol, under three header lines (mode, ``nu``, protocol), so that every line fits a
+    page's column (at most 88 characters); three decimals."""
+    w = 9  # one column: " transfer" and "    0.123"
+    group = len(_PROTOCOLS) * w + 1
+    lead = f"{'':>12}"
+    head = [lead + "".join(f" {m + '-modal':^{len(NUS) * group - 1}}" for m in _MODES),
+            lead + "".join(f" {nu + ' nu':^{group - 1}}" for _ in _MODES for nu in NUS),
+            f"{'n':>6} {'seeds':>5}" + "".join(
+                " " + "".join(f"{p:>{w}}" for p in _PROTOCOLS) for _ in _MODES for _ in NUS)]
+    rows = list(head)
     for n in sweep.sizes:
         r = sweep.by_n[n]
-        rows.append(f"{n:>6} {len(r.seeds):>5}  " + "  ".join(
-            f"{float(r.modes[m].error[nu, p].mean()):>15.3f}" for m, nu, p in cols))
-    return "\n".join(rows)
+        rows.append(f"{n:>6} {len(r.seeds):>5}" + "".join(
+            " " + "".join(f"{float(r.modes[m].error[nu, p].mean()):>{w}.3f}" for p in _PROTOCOLS)
+            for m in _MODES for nu in NUS))
+    return "\n".join(line.rstrip() for line in rows)
 
 
 def point_summary(point: DecisiveRun) -> str:
