@@ -23,7 +23,7 @@ from mmcl.booksupport.blueprint_page import decisive, measured
 from mmcl.booksupport.claims import MAIN
 from mmcl.proofs import blueprint as bp
 
-__all__ = ["Finding", "FINDINGS", "featured_row", "render_findings"]
+__all__ = ["Finding", "FINDINGS", "featured_row", "render_findings", "finding_verdicts", "render_verdict"]
 
 
 @dataclass(frozen=True)
@@ -124,4 +124,70 @@ def render_findings(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] 
             ev = f"<span class='mmcl-verdict mmcl-{r['verdict']}'>{bp.VERDICT_TEXT[r['verdict']]}</span>: {text}"
         out.append(f"<tr><td>{claim}</td><td>{'<br>'.join(_verdicts(f, counts, rows))}</td><td>{ev}</td></tr>")
     out.append("</tbody></table>")
+    return "".join(out)
+
+
+STANDS = ("holds", "reach-holds")
+
+
+def finding_verdicts(finding: Finding, rows: Sequence[Mapping]) -> List[str]:
+    """The measured verdict of each statement ``finding`` names (an experiment of the paper: of its
+    rows), in order; statements measured by no row are left out."""
+    rows = list(rows)
+    counts = measured(rows)
+    out = []
+    for p in finding.papers:
+        stmts = bp.resolve(p)
+        if stmts:
+            out += [bp.measured_verdict(counts.get(s.key, {})) for s in stmts]
+        else:
+            out.append(bp.measured_verdict([r["verdict"] for r in rows
+                                            if r["paper"] == p and r.get("source", MAIN) == MAIN]))
+    return [v for v in out if v]
+
+
+def _names(items, links) -> str:
+    parts = []
+    for f, vs in items:
+        head, _, rest = f.claim.partition(": ")
+        text = rest or head
+        text = html.escape(text[:1].upper() + text[1:])
+        if f.where in links:
+            text = f"<a class='reference internal' href='{html.escape(links[f.where], quote=True)}'>{text}</a>"
+        label = "" if head == "Ours" or not rest else f"<b>{html.escape(head)}</b>, "
+        verdicts = sorted(set(vs), key=bp.VERDICTS.index)
+        parts.append(f"{label}{text} <span class='mmcl-verdict-words'>("
+                     + ", ".join(f"<span class='mmcl-{v}'>{bp.VERDICT_TEXT[v]}</span>" for v in verdicts)
+                     + ")</span>")
+    return "; ".join(parts)
+
+
+def render_verdict(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = None,
+                   findings: Sequence[Finding] = FINDINGS) -> str:
+    """The verdict first, three sentences computed from the register's rows and the proof audit:
+    what stands (the findings whose statements all hold where measured), what does not (the rest,
+    with the number of proofs with a root error and of those inheriting one) and what holds
+    instead (our statements).  ``links``: ``{section label: URL}``."""
+    rows = list(rows)
+    links = dict(links or {})
+    stands, falls, ours = [], [], []
+    for f in findings:
+        vs = finding_verdicts(f, rows)
+        if f.claim.startswith("Ours:"):
+            ours.append((f, vs))
+        elif vs and all(v in STANDS for v in vs):
+            stands.append((f, vs))
+        elif vs:
+            falls.append((f, vs))
+    audit = bp.audit_summary()
+    root, inherited = len(audit["root"]), len(audit["inherited"])
+    out = [f"<div class='mmcl-verdict-summary' data-stands='{len(stands)}' data-falls='{len(falls)}' "
+           f"data-ours='{len(ours)}' data-root='{root}' data-inherited='{inherited}'>",
+           "<p class='mmcl-verdict-title'>The verdict</p>",
+           f"<p><b>What stands.</b> {_names(stands, links)}.</p>",
+           f"<p><b>What does not stand as proved.</b> {_names(falls, links)}. Of the paper's proofs, "
+           f"<b>{root}</b> have a root error (a step that fails inside their premises) and "
+           f"<b>{inherited}</b> more inherit one.</p>",
+           f"<p><b>What holds instead.</b> {_names(ours, links)}.</p>",
+           "</div>"]
     return "".join(out)
