@@ -35,7 +35,7 @@ def test_the_html_embeds_the_frames_marks_both_nu_and_needs_no_kernel():
     data = re.search(r"<script type='application/json' class='mmcl-frames'>(.*?)</script>", page, flags=re.S)
     assert json.loads(data.group(1)) == window_frames(rec)
     assert "type='range' min='0' max='3'" in page
-    assert "Sec. 3.3's &nu; (cos 0.010)" in page and "Figure 1's &nu; (cos 1)" in page
+    assert "Sec. 3.3's &nu; (cos 0.01)" in page and "Figure 1's &nu; (cos 1)" in page
     assert "require(" not in page and "Jupyter" not in page and "IPython" not in page
 
 

@@ -51,7 +51,7 @@ _SCRIPT = """
   const input = root.querySelector('input[type=range]');
   function show() {
     const f = frames[Number(input.value)];
-    root.querySelector('.mmcl-cos').textContent = f.cos.toFixed(3);
+    root.querySelector('.mmcl-cos').textContent = f.cos >= 0.1 ? f.cos.toFixed(3) : f.cos.toPrecision(3);
     for (const cell of root.querySelectorAll('[data-key]')) {
       const e = f.errors[cell.dataset.key];
       cell.textContent = e === undefined ? '\\u2013' : e.toFixed(3);
@@ -80,7 +80,7 @@ def window_slider(record: Mapping, start: int = 0) -> str:
     box = "mmcl-explorable-" + uuid.uuid4().hex[:8]
     ticks = "".join(f"<option value='{k}'></option>" for k in range(len(frames)))
     marks = (f"<div class='mmcl-marks'><span style='left:{100 * i33 / max(last, 1):.2f}%'>&#9650; Sec. 3.3's &nu; "
-             f"(cos {sec33:.3f})</span><span style='left:{100 * i1 / max(last, 1):.2f}%'>Figure 1's &nu; (cos 1) "
+             f"(cos {sec33:.3g})</span><span style='left:{100 * i1 / max(last, 1):.2f}%'>Figure 1's &nu; (cos 1) "
              "&#9650;</span></div>")
     head = "".join(f"<th>{m}-modal</th>" for m in MODES)
     body = "".join(f"<tr><td>{html.escape(_PROTOCOL_TEXT[p])}</td>"

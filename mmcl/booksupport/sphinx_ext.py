@@ -22,14 +22,14 @@
   every row, grouped by the paper's statement, each linked to its chapter's section.  The page is
   re-written at every build, so it follows chapters read from the execution cache as well.
 * **Links read as text.**  A reference to a section whose title holds math shows the title's plain
-  text (``n=9,224``), never its TeX (``n=9{,}224``): :func:`tex_plain` on the link's words.
+  text (``n=9,224``), never its TeX (``n=9{,}224``): ``tex_plain`` on the link's words.
 * **A figure's alt text is its caption.**  A cell's images get, in order, the registered captions
   (:func:`mmcl.figures.registry.figures`) of the names its source passes to ``env.show``; the
   image file's path is no description for a reader who cannot see the figure.
 * **Every chapter links its executed notebook.**  Under a chapter's title, a "Download notebook
   (.ipynb)" link; when the build finishes, the notebook myst-nb executed
   (``_build/jupyter_execute/<doc>.ipynb``) is copied beside the page's HTML, under
-  :data:`NOTEBOOK_DIR`.
+  ``NOTEBOOK_DIR``.
 * **Each chapter's run time, measured.**  ``{mmcl-run-times}`` becomes a table of the seconds each
   chapter's notebook took to execute in the build (myst-nb's execution record, which keeps the
   time of a run read back from the execution cache).
@@ -423,10 +423,10 @@ def _premise_legend() -> str:
 
 
 # -- how the pages read -----------------------------------------------------------------------------
-_TEX = re.compile(r"\\[A-Za-z]|\{,\}|[_^]\{")
+_TEX = re.compile(r"\\[A-Za-z]|\{,\}")
 #: Where the executed notebooks go in the HTML output: ``<outdir>/_notebooks/<doc>.ipynb``.
 NOTEBOOK_DIR = "_notebooks"
-_SHOW = re.compile(r"\.show\((?:[^\"']|\n)*?[\"']([a-z0-9-]+)[\"']\s*,?\s*\)")
+
 
 
 def _plain_link_texts(app, doctree, fromdocname) -> None:
@@ -440,7 +440,22 @@ def _cell_names(cell) -> list:
     """The figure names the cell's source passes to ``env.show``, in order."""
     src = [n for n in cell.findall(nodes.literal_block)
            if "cell_input" in getattr(n.parent, "get", lambda *_: [])("classes", [])]
-    return _SHOW.findall("\n".join(n.astext() for n in src))
+    return show_names("\n".join(n.astext() for n in src))
+
+
+def show_names(source: str) -> list:
+    """The names ``env.show(fig, "name")`` calls in ``source`` pass, in order: the last string
+    literal inside each call's parentheses (the figure's own arguments may hold strings too)."""
+    names = []
+    for m in re.finditer(r"\.show\(", source):
+        depth, k = 1, m.end()
+        while k < len(source) and depth:
+            depth += {"(": 1, ")": -1}.get(source[k], 0)
+            k += 1
+        found = re.findall(r"[\"']([a-z0-9-]+)[\"']", source[m.end():k - 1])
+        if found:
+            names.append(found[-1])
+    return names
 
 
 def _figure_alt_texts(app, doctree, fromdocname) -> None:
@@ -501,7 +516,32 @@ def _copy_notebooks(app, exception) -> None:
         if _is_chapter(app, doc) and src.exists():
             dst = Path(app.outdir) / NOTEBOOK_DIR / f"{doc}.ipynb"
             dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
+            merged = _with_cached_outputs(app, src)
+            if merged is None:
+                shutil.copyfile(src, dst)
+            else:
+                dst.write_text(merged, encoding="utf-8")
+
+
+def _with_cached_outputs(app, path: Path):
+    """The notebook at ``path`` with the outputs of its run in the execution cache (myst-nb writes a
+    notebook read back from the cache without them), as text; ``None`` where the cache has no run
+    of it."""
+    try:
+        import nbformat
+        from jupyter_cache import get_cache
+    except ImportError:  # pragma: no cover - myst-nb brings both
+        return None
+    where = getattr(app.config, "nb_execution_cache_path", "") or str(Path(app.outdir).parent / ".jupyter_cache")
+    where = Path(where) if Path(where).is_absolute() else Path(app.srcdir) / where
+    if not where.exists():
+        return None
+    nb = nbformat.read(str(path), as_version=4)
+    try:
+        _, merged = get_cache(str(where)).merge_match_into_notebook(nb)
+    except KeyError:  # no cached run matches the notebook's code
+        return None
+    return nbformat.writes(merged)
 
 
 class run_times(nodes.General, nodes.Element):

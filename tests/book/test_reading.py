@@ -44,13 +44,13 @@ const num = /^[-+]?(\\d[\\d,]*\\.?\\d*(e[-+]?\\d+)?|nan|inf)%?$/i;
 const texts = Array.from(main.querySelectorAll('div.cell_output pre')).filter(p =>
   p.innerText.split('\\n').filter(l => { const w = l.trim().split(/\\s+/); return w.length >= 4 && w.every(x => num.test(x)); }).length >= 2)
   .map(p => ({head: p.innerText.split('\\n')[0].slice(0, 60), wide: p.scrollWidth > p.clientWidth + 1}));
-const links = Array.from(main.querySelectorAll('a')).map(a => a.innerText);
+const links = Array.from(main.querySelectorAll('a')).map(a => a.innerText || a.textContent || '');
 const searches = Array.from(document.querySelectorAll('.search-button-field, form.bd-search, input[type=search]'))
   .filter(e => e.getClientRects().length && e.getBoundingClientRect().width > 0 && getComputedStyle(e).visibility !== 'hidden'
           && !e.closest('dialog') && !e.parentElement.closest('.search-button-field, form.bd-search'));
 return {col: col.width, math, tables, texts, links, searches: searches.length};
 """
-TEX = re.compile(r"\{,\}|\\[A-Za-z]+|[_^]\{")
+TEX = re.compile(r"\{,\}|\\[A-Za-z]+|\$")
 
 
 def _open(browser, server, page):
@@ -174,7 +174,9 @@ def _glossary_terms():
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup((HTML / GLOSSARY).read_text(), "html.parser")
-    return {dt["id"]: dt.get_text(" ", strip=True).rstrip("¶").strip() for dt in soup.select("dl.glossary dt[id]")}
+    for a in soup.select("a.headerlink"):
+        a.decompose()
+    return {dt["id"]: dt.get_text(" ", strip=True).replace("\u2019", "'") for dt in soup.select("dl.glossary dt[id]")}
 
 
 def _prose_uses(page, terms):
@@ -188,15 +190,18 @@ def _prose_uses(page, terms):
     main = soup.select_one("article") or soup
     linked = {a["href"].split("#", 1)[1] for a in main.select("a[href]")
               if a["href"].split("#")[0].endswith("glossary.html") and "#" in a["href"]}
+    # not prose: code, outputs, tables, math, titles, and the words of links (they name their target)
     for bad in main.select("div.cell_output, div.cell_input, pre, code, table, span.math, div.math, "
-                           "nav, div.mmcl-verdict-summary, p.admonition-title, h1, h2, h3, h4"):
+                           "nav, div.mmcl-verdict-summary, p.admonition-title, h1, h2, h3, h4, a"):
         bad.decompose()
-    prose = " ".join(e.get_text(" ", strip=True) for e in main.select("p, li, dd"))
-    marked = " ".join(e.get_text(" ", strip=True) for e in main.select("p em, p strong, li em, li strong, dd em"))
+    prose = " ".join(e.get_text(" ", strip=True) for e in main.select("p, li, dd")).replace("\u2019", "'")
+    # a single word counts where the prose marks it: an italic or bold phrase that starts with it
+    marked = [e.get_text(" ", strip=True).lstrip("(\"' ") for e in main.select("p em, p strong, li em, li strong, dd em")]
     used = set()
     for anchor, term in terms.items():
-        text = prose if " " in term else marked
-        if re.search(r"(?<![\w-])" + re.escape(term) + r"(?![\w-])", text, flags=re.I):
+        word = r"(?<![\w-])" + re.escape(term) + r"(?![\w-])"
+        if (" " in term and re.search(word, prose, flags=re.I)) or \
+                (" " not in term and any(re.match(word, m, flags=re.I) for m in marked)):
             used.add(anchor)
     return used, linked
 
@@ -272,7 +277,11 @@ def test_the_window_slider_shows_the_frames_numbers(browser, server):
             const out = {cos: root.querySelector('.mmcl-cos').innerText};
             root.querySelectorAll('[data-key]').forEach(c => { out[c.dataset.key] = c.innerText; });
             return out;""", k)
-        assert float(shown.pop("cos")) == pytest.approx(frames[k]["cos"], abs=5e-4)
+        cos = shown.pop("cos")  # as many digits as the page shows: half a unit of the last one
+        digits = re.fullmatch(r"(\d+)\.(\d+)(?:e([-+]\d+))?", cos)
+        assert digits, f"the slider shows cos(nu, mu) = {cos!r}"
+        last = 10.0 ** (int(digits.group(3) or 0) - len(digits.group(2)))
+        assert abs(float(cos) - frames[k]["cos"]) <= 0.5 * last * (1 + 1e-9), (k, cos, frames[k]["cos"])
         assert set(shown) == {f"{m}/{p}" for m in ("single", "multi") for p in ("adapt", "transfer")}
         for key, text in shown.items():
-            assert float(text) == pytest.approx(frames[k]["errors"][key], abs=5e-4), (k, key, text)
+            assert float(text) == pytest.approx(frames[k]["errors"][key], abs=5.01e-4), (k, key, text)
