@@ -100,16 +100,21 @@ def test_the_decisive_error_table_shows_both_modes(laptop, server):
 
 @pytest.mark.book
 def test_the_takeaway_box_does_not_look_like_a_lemma_box(laptop, server):
+    """The shape, not the colour: a lemma box is a bar on the left and a tinted title band; the
+    takeaway box (ours, not the paper's) must differ in at least two of bar, band and top rule."""
     _open(laptop, server, "book/single_stage1.html")
-    look = laptop.execute_script("""
+    shape = laptop.execute_script("""
+        const alpha = c => { const m = c.match(/rgba?\\(([^)]*)\\)/); if (!m) return 0;
+          const p = m[1].split(',').map(Number); return p.length > 3 ? p[3] : 1; };
         const f = e => { const s = getComputedStyle(e), t = getComputedStyle(e.querySelector('.admonition-title'));
-          return [s.backgroundColor, s.borderLeftColor + ' ' + s.borderLeftWidth, s.borderTopWidth,
-                  t.backgroundColor, getComputedStyle(e.querySelector('.admonition-title'), '::before').content]; };
+          return {bar: parseFloat(s.borderLeftWidth) > 1 && s.borderLeftStyle !== 'none',
+                  band: alpha(t.backgroundColor) > 0,
+                  rule: parseFloat(s.borderTopWidth) > 1 && s.borderTopStyle !== 'none'}; };
         return [f(document.querySelector('div.admonition.takeaway')), f(document.querySelector('div.proof'))];""")
-    takeaway, lemma = look
-    same = [k for k, a, b in zip(("background", "left border", "top border", "title background", "icon"),
-                                 takeaway, lemma) if a == b]
-    assert len(same) <= 1, f"the takeaway box looks like a lemma box in {same}: {takeaway} vs {lemma}"
+    takeaway, lemma = shape
+    assert lemma["bar"] and lemma["band"], f"the lemma box's look changed: {lemma}"
+    differ = [k for k in ("bar", "band", "rule") if takeaway[k] != lemma[k]]
+    assert len(differ) >= 2, f"the takeaway box has the lemma box's shape: {takeaway} vs {lemma}"
 
 
 @pytest.mark.book
