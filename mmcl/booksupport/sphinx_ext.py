@@ -194,7 +194,7 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
     """The Blueprint page's graph and table, and the reading guide's findings, from every chapter's rows."""
     from sphinx.util import logging
 
-    from mmcl.booksupport.blueprint_page import render_page
+    from mmcl.booksupport.blueprint_page import render_page, write_figure
     from mmcl.booksupport.findings import FINDINGS, render_findings
     from mmcl.proofs import blueprint as bp
 
@@ -230,6 +230,7 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
                                    + "#" + _anchor(_statement_name(s.key)))
     for node in graphs:
         node.replace_self(nodes.raw("", render_page(rows, links, claims_links), format="html"))
+        write_figure(rows)  # the graph for a talk, with the same verdicts (figures/blueprint.*)
     if tables:
         where = {}
         for f in FINDINGS:
