@@ -232,3 +232,102 @@ def test_a_findings_verdict_and_its_featured_row_never_disagree():
         assert r["verdict"] in verdicts, (f.claim, r, verdicts)
     lemma54 = next(f for f in FINDINGS if f.papers == ("Lemma 5.4",))
     assert featured_row(lemma54, rows)["verdict"] == "outside"  # evidence against outranks evidence for
+
+
+@pytest.fixture
+def with_ours(small, monkeypatch):
+    sts = small + (bp.Statement("Our Proposition 1", "ours", "a floor", bp.Audit("valid"),
+                                uses=("Assumption 4.1 (4)",), relates=(("refutes", "Theorem 4.2 (1)"),)),
+                   bp.Statement("Lemma B.1", "lemma", "a clean lemma", bp.Audit("valid")))
+    monkeypatch.setattr(bp, "STATEMENTS", sts)
+    return sts
+
+
+def test_one_standing_per_node_merges_the_audit_what_it_rests_on_the_verdict_and_ours(with_ours, monkeypatch):
+    assert graph.standing("Lemma C.9") == "gap"
+    assert graph.standing("Lemma C.9", "fails") == graph.standing("Lemma C.9", "reach-fails") == "refuted"
+    assert graph.standing("Lemma C.9", "holds") == "gap"  # a conclusion borne out does not mend the proof
+    assert graph.standing("Lemma C.10", "outside") == "not audited"
+    assert graph.standing("Lemma B.1") == "stands" and graph.standing("Lemma B.1", "fails") == "refuted"
+    # valid steps on a gap further back; and refuted by our statement whatever the register says
+    assert graph.standing("Theorem 4.2 (1)", "holds") == "refuted"
+    monkeypatch.setattr(bp, "STATEMENTS", tuple(s for s in with_ours if s.key != "Our Proposition 1"))
+    assert graph.standing("Theorem 4.2 (1)", "holds") == "rests on a gap"
+    assert graph.standing("Assumption 4.1 (4)", "holds") == "premise"
+    with pytest.raises(ValueError, match="verdict='ok' is not a measured verdict; valid: '', 'holds'"):
+        graph.standing("Lemma B.1", "ok")
+    assert set(graph.STANDING_COLOR) == set(graph.STANDINGS) == set(graph.STANDING_TEXT)
+    assert len(set(graph.STANDING_COLOR.values())) == len(graph.STANDINGS)  # one colour each
+
+
+def test_the_spine_holds_the_theorems_and_what_their_proofs_use_directly():
+    keys, edges = graph.spine()
+    tops = {s.key for s in bp.STATEMENTS if s.kind in ("theorem", "ours")}
+    assert tops <= set(keys) and 8 <= len(keys) <= 16
+    assert all(bp.statement(k).kind != "definition" for k in keys)
+    for a, b, kind in edges:
+        if kind == "uses":
+            assert a in bp.ancestors(b), (a, b)
+            # no edge that a path through another node of the spine already gives
+            assert not any(a in bp.ancestors(c) and c in bp.ancestors(b) for c in keys if c not in (a, b)), (a, b)
+    assert {(a, b, r) for a, b, r in bp.relations()} <= set(edges)
+    direct = {u for k in tops for u in bp.statement(k).uses + bp.statement(k).proof_uses
+              if bp.statement(u).kind != "definition"}
+    assert set(keys) == tops | direct
+
+
+def test_the_first_sentence_says_which_theorems_stand_from_the_standings(with_ours):
+    first = page.summary_sentence({})
+    assert "Of the 2 theorems" in first
+    assert "Theorem 4.2 (1) is refuted</span>" in first and "Our Proposition 1 stands</span>" in first
+    assert "1 of the paper's 4 proofs has a gap of its own and the checks refute 0 statements" in first
+    again = page.summary_sentence({"Lemma C.9": "fails", "Our Proposition 1": "fails"})
+    assert "Theorem 4.2 (1) and Our Proposition 1 are refuted</span>" in again
+    assert "the checks refute 1 statement where its premises hold" in again
+    full = page.render_page([dict(paper="Lemma C.9", verdict="fails", claim="a bound")])
+    assert full.index("mmcl-blueprint-summary") < full.index("mmcl-blueprint-spine") < full.index("mmcl-blueprint-graph")
+    spine_svg = full[full.index("<svg"):full.index("</svg>")]
+    assert re.findall(r'class="mmcl-spine-node" data-key="([^"]+)" data-standing="([^"]+)"', spine_svg) == [
+        ("Assumption 4.1 (4)", "premise"), ("Lemma C.10", "not audited"), ("Theorem 4.2 (1)", "refuted"),
+        ("Our Proposition 1", "stands")]
+    assert ">refuted</text>" in spine_svg and 'font-size="13"' in spine_svg
+
+
+def test_the_talk_figure_draws_every_node_in_its_standings_colour_with_the_word(monkeypatch, tmp_path):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from mmcl.figures.registry import make
+
+    verdicts = {"Theorem 4.3 (2)": "holds", "Lemma C.9": "fails", "Lemma 5.2": "beyond"}
+    fig = graph.draw_blueprint(verdicts)
+    try:
+        boxes = {p.get_gid(): p for p in fig.axes[0].patches if p.get_gid()}
+        texts = [t.get_text() for t in fig.axes[0].texts]
+        assert set(boxes) == {s.key for s in bp.STATEMENTS}
+        for key, box in boxes.items():
+            word = graph.standing(key, verdicts.get(key, ""))
+            assert box.get_facecolor() == to_rgba(graph.STANDING_COLOR[word]), key
+            assert f"{short_label(key)}\n{word}" in texts, key
+        # refuted by Our Proposition 1: never drawn as holding, whatever a row says
+        assert boxes["Theorem 4.3 (2)"].get_facecolor() == to_rgba(graph.STANDING_COLOR["refuted"])
+        assert "Thm 4.3 (2)\nrefuted" in texts
+    finally:
+        plt.close(fig)
+    # the registered figure carries the verdicts the book's last build recorded
+    monkeypatch.setenv("MMCL_CACHE_DIR", str(tmp_path))
+    assert graph.recorded_verdicts() is None
+    fig = make("blueprint", "tiny")
+    assert "no measured verdicts" in fig.axes[0].get_title()
+    plt.close(fig)
+    graph.record_verdicts({"Lemma B.1": "holds", "Lemma C.9": "fails"})
+    assert graph.recorded_verdicts() == {"Lemma B.1": "holds", "Lemma C.9": "fails"}
+    fig = make("blueprint", "tiny")
+    try:
+        box = next(p for p in fig.axes[0].patches if p.get_gid() == "Lemma C.9")
+        assert box.get_facecolor() == to_rgba(graph.STANDING_COLOR["refuted"])
+        assert "no measured verdicts" not in fig.axes[0].get_title()
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match="not measured verdicts"):
+        graph.record_verdicts({"Lemma B.1": "true"})

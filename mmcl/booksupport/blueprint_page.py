@@ -165,8 +165,10 @@ def summary_sentence(verdicts: Mapping[str, str]) -> str:
     refuted = [s for s in paper if verdicts.get(s.key, "") in ("fails", "reach-fails")]
     text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return (f"<p class='mmcl-blueprint-summary'><b>What stands.</b> Of the {len(tops)} theorems, the paper's and "
-            f"ours, {text}; below them, {len(own)} of the paper's {len(paper)} proofs have a gap of their own "
-            f"and the checks refute {len(refuted)} statements where their premises hold.</p>")
+            f"ours, {text}; below them, {len(own)} of the paper's {len(paper)} proofs "
+            f"{'has' if len(own) == 1 else 'have'} a gap of {'its' if len(own) == 1 else 'their'} own and the "
+            f"checks refute {len(refuted)} statement{'' if len(refuted) == 1 else 's'} where "
+            f"{'its' if len(refuted) == 1 else 'their'} premises hold.</p>")
 
 
 def _audit_text(s: bp.Statement) -> str:
