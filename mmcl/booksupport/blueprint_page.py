@@ -66,17 +66,20 @@ def _svg_graph(lay: Layout, cls: str, label: str, marker: str, nodes: Sequence[s
            f'<defs><marker id="{marker}" viewBox="0 0 10 8" refX="0" refY="4" markerWidth="8" markerHeight="6.4" '
            f'markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="{EDGE_COLOR}"/>'
            f'</marker></defs>']
+    words = []
     for a, b, kind, pts in lay.edges:
         d = f"M{pts[0][0]:.1f},{pts[0][1]:.1f} C" + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts[1:])
         out.append(f'<path class="mmcl-edge" data-kind="{kind}" d="{d}" fill="none" stroke="{EDGE_COLOR}" '
                    f'stroke-width="1" marker-end="url(#{marker})"><title>{_escape(a)} '
                    f'{EDGE_TEXT.get(kind, kind)} {_escape(b)}</title></path>')
-        if (a, b) in lay.labels:
+        if (a, b) in lay.labels:  # drawn over the nodes, on a white halo
             x, y = lay.labels[(a, b)]
-            out.append(f'<text class="mmcl-edge-label" x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
-                       f'font-size="12" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">{_escape(kind)}</text>')
+            words.append(f'<text class="mmcl-edge-label" x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
+                         f'font-size="12" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">'
+                         f'{_escape(kind)}</text>')
     for k in nodes:
         out.extend(body(k, *lay.nodes[k]))
+    out.extend(words)
     out.append("</svg>")
     return out
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -230,7 +231,12 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
                                    + "#" + _anchor(_statement_name(s.key)))
     for node in graphs:
         node.replace_self(nodes.raw("", render_page(rows, links, claims_links), format="html"))
-        write_figure(rows)  # the graph for a talk, with the same verdicts (figures/blueprint.*)
+        # the graph for a talk, with the same verdicts: into the figure folder, and into the output's
+        # figures/ too, which Sphinx filled from html_extra_path before it wrote any page
+        for path in write_figure(rows):
+            if app.builder.format == "html":
+                (Path(app.outdir) / "figures").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, Path(app.outdir) / "figures" / path.name)
     if tables:
         where = {}
         for f in FINDINGS:

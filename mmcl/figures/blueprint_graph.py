@@ -14,7 +14,7 @@ and the figure for a talk (:func:`draw_blueprint`, registered as ``blueprint``).
 * :func:`draw_blueprint` -- the graph for a slide, each node in its standing's colour with the word.
 
 ``dot`` is Graphviz's program (Debian: ``apt-get install graphviz``; ``scripts/build_book.sh``
-installs it); it is called through :mod:`subprocess`, nothing else is needed from Python.
+installs it); it is run as a subprocess, nothing else is needed from Python.
 
 Public: every name in ``__all__``.
 """
