@@ -60,9 +60,10 @@ def _node_shape(kind: str, x: float, y: float, w: float, h: float, fill: str, st
 
 
 def _svg_graph(lay: Layout, cls: str, label: str, marker: str, nodes: Sequence[str], body) -> List[str]:
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" '
-           f'width="{lay.width:.0f}" height="{lay.height:.0f}" role="img" aria-label="{_escape(label)}" '
-           f'font-family="sans-serif">',
+    pad = 2  # room for the borders of the outermost boxes
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" viewBox="{-pad} {-pad} {lay.width + 2 * pad:.0f} '
+           f'{lay.height + 2 * pad:.0f}" width="{lay.width + 2 * pad:.0f}" height="{lay.height + 2 * pad:.0f}" '
+           f'role="img" aria-label="{_escape(label)}" font-family="sans-serif">',
            f'<defs><marker id="{marker}" viewBox="0 0 10 8" refX="0" refY="4" markerWidth="8" markerHeight="6.4" '
            f'markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="{EDGE_COLOR}"/>'
            f'</marker></defs>']
