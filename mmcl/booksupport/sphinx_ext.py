@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -194,7 +195,7 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
     """The Blueprint page's graph and table, and the reading guide's findings, from every chapter's rows."""
     from sphinx.util import logging
 
-    from mmcl.booksupport.blueprint_page import render_page
+    from mmcl.booksupport.blueprint_page import render_page, write_figure
     from mmcl.booksupport.findings import FINDINGS, render_findings
     from mmcl.proofs import blueprint as bp
 
@@ -230,6 +231,12 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
                                    + "#" + _anchor(_statement_name(s.key)))
     for node in graphs:
         node.replace_self(nodes.raw("", render_page(rows, links, claims_links), format="html"))
+        # the graph for a talk, with the same verdicts: into the figure folder, and into the output's
+        # figures/ too, which Sphinx filled from html_extra_path before it wrote any page
+        for path in write_figure(rows):
+            if app.builder.format == "html":
+                (Path(app.outdir) / "figures").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, Path(app.outdir) / "figures" / path.name)
     if tables:
         where = {}
         for f in FINDINGS:
