@@ -8,7 +8,7 @@ import torch
 
 import mmcl
 from mmcl.dynamics import kernel
-from mmcl.dynamics.engines import _batched, _scalars, kernel_terms
+from mmcl.dynamics.engines import as_batched, _scalars, kernel_terms
 from mmcl.dynamics.reference import reference_step
 from mmcl.dynamics.trajectory import UpdateTerms
 
@@ -23,9 +23,9 @@ def _random_state(cfg, seed, scale, batch=()):
 
 
 def _contrast(data, cfg, copies=1, blocks=None):
-    bd = _batched(data)
+    bd = as_batched(data)
     lr, tau, _ = _scalars(cfg, bd.y.shape[0], bd, bd.dtype, bd.device)
-    return kernel._Contrast(bd, lr, tau, copies=copies, blocks=blocks)
+    return kernel.Contrast(bd, lr, tau, copies=copies, blocks=blocks)
 
 
 def _assert_terms_close(a, b, compared):
@@ -153,9 +153,9 @@ def test_gram_blocks_equal_the_product_with_the_stacked_patches(mode, span, monk
     monkeypatch.setattr(kernel, "_GRAM_ROWS", 7)  # several blocks of unequal extents at a small n
     cfg = CFG.replace(n=30, M=15, d=200, d_tilde=150)
     batch = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, s, dtype=torch.float64, span=span) for s in (0, 1)])
-    nets = kernel._networks(batch, mode)
-    X0, K = kernel._gram_state(nets)
-    plain = [kernel._Grams.plain(net) for net in nets]
+    nets = kernel.build_networks(batch, mode)
+    X0, K = kernel.gram_state(nets)
+    plain = [kernel.Grams.plain(net) for net in nets]
     X0_ref, K_ref = torch.cat([p[0] for p in plain]), torch.cat([p[1] for p in plain])
     torch.testing.assert_close(K, K_ref, rtol=1e-12, atol=1e-12 * float(K_ref.abs().max()))
     torch.testing.assert_close(X0, X0_ref, rtol=1e-12, atol=1e-12 * float(X0_ref.abs().max()))

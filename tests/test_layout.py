@@ -217,3 +217,80 @@ def test_the_readme_lists_the_layers_of_this_test():
     assert [readme[i] for i in range(len(LAYERS))] == LAYERS, "README's layer table and LAYERS disagree"
     numbers = [int(layer) for layer, _ in rows]
     assert numbers == sorted(numbers), "README's table lists the layers from the bottom up"
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_crossings(module: str, source: str):
+    """``(module, name)`` for each underscore name that ``source`` (the text of ``module``) takes from
+    another mmcl module: ``from mmcl.x import _name``, or ``x._name`` (``mmcl.x._name``) where ``x``
+    is an mmcl module it imported.  A private *module* (``from mmcl import _utils``) is no crossing:
+    its public names are its interface."""
+    tree = ast.parse(source)
+    bound = {}  # local name -> the mmcl module it is bound to
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("mmcl"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                if _is_module(sub):
+                    bound[alias.asname or alias.name] = sub
+                elif _private(alias.name) and node.module != module:
+                    found.append((node.module, alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("mmcl"):
+                    if alias.asname:
+                        bound[alias.asname] = alias.name
+                    else:
+                        bound[alias.name.split(".")[0]] = alias.name.split(".")[0]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        chain, base = [], node
+        while isinstance(base, ast.Attribute):
+            chain.append(base.attr)
+            base = base.value
+        if not (isinstance(base, ast.Name) and base.id in bound):
+            continue
+        home = bound[base.id]
+        for attr in reversed(chain):  # walk down the modules; the first other attribute is the name
+            if _is_module(f"{home}.{attr}"):
+                home = f"{home}.{attr}"
+                continue
+            if _private(attr) and home != module:
+                found.append((home, attr))
+            break
+    return sorted(set(found))
+
+
+def test_private_crossings_are_found():
+    """The search itself: a planted import and a planted attribute are found, public names are not."""
+    planted = ("from mmcl.dynamics.kernel import _Plant, Contrast\n"
+               "from mmcl.proofs import single_stage2 as s2\n"
+               "import mmcl.wider.agd\n"
+               "s2._hidden(1); mmcl.wider.agd._deep; s2.telescoping_core; s2.ComparatorConfig._private\n"
+               "from mmcl import _utils\n")
+    assert _private_crossings("mmcl.figures.fake", planted) == [
+        ("mmcl.dynamics.kernel", "_Plant"), ("mmcl.proofs.single_stage2", "_hidden"), ("mmcl.wider.agd", "_deep")]
+    # a module's own private names are its business
+    assert _private_crossings("mmcl.dynamics.kernel", "from mmcl.dynamics.kernel import _x\n") == []
+
+
+def test_no_module_takes_a_private_name_of_another():
+    """A name another module of mmcl uses is part of its home's interface, so it is spelt without the
+    leading underscore; an underscore name stays inside the module that defines it."""
+    crossings = []
+    for module in _modules():
+        source = Path(importlib.util.find_spec(module).origin).read_text()
+        crossings += [f"{module} takes {name} from {home}" for home, name in _private_crossings(module, source)]
+    assert not crossings, "private names used across modules: " + "; ".join(crossings)

@@ -131,16 +131,16 @@ class Claim:
     def bound_text(self) -> str:
         if self.kind == "true":
             return "true"
-        b = _fmt(self.bound)
+        b = format_number(self.bound)
         sign = {"upper": "≤ ", "lower": "≥ ", "roundoff": "≤ ", "equal": "= "}.get(self.kind, "")
         if self.kind == "near":
-            return f"{b} ± {_fmt(self.tol)}"
+            return f"{b} ± {format_number(self.tol)}"
         if self.kind == "between":
-            return f"in [{b}, {_fmt(self.high)}]"
+            return f"in [{b}, {format_number(self.high)}]"
         return sign + b
 
 
-def _fmt(x) -> str:
+def format_number(x) -> str:
     if x is None:
         return ""
     if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
@@ -522,7 +522,7 @@ def render_text(rows: Sequence[Claim]) -> str:
     """The rows as plain text (what a terminal shows)."""
     lines = []
     for r in rows:
-        lines.append(f"[{VERDICT_TEXT[r.verdict]}] {r.paper}: {r.claim} -- observed {_fmt(r.observed)}"
+        lines.append(f"[{VERDICT_TEXT[r.verdict]}] {r.paper}: {r.claim} -- observed {format_number(r.observed)}"
                      f" ({r.bound_text()})" + (f" over {r.size} values" if r.size > 1 else "")
                      + (f"; failing premises: {r.failing}" if r.failing else ""))
     return "\n".join(lines)
@@ -535,7 +535,7 @@ def render_html(rows: Sequence[Claim]) -> str:
         f"<tr><td>{html.escape(r.paper)}</td><td>{html.escape(r.claim)}</td>"
         f"<td class='mmcl-verdict mmcl-{r.verdict}'>{VERDICT_TEXT[r.verdict]}"
         + (f"<br><small>fails here: {html.escape(r.failing)}</small>" if r.failing else "") + "</td>"
-        f"<td>{_fmt(r.observed)}{' (worst of ' + str(r.size) + ')' if r.size > 1 else ''}</td>"
+        f"<td>{format_number(r.observed)}{' (worst of ' + str(r.size) + ')' if r.size > 1 else ''}</td>"
         f"<td>{html.escape(r.bound_text())}</td></tr>" for r in rows)
     table = (f"<table class='mmcl-claims table' {ATTR}=\"{data}\"><thead><tr><th>paper</th><th>claim</th>"
              f"<th>verdict</th><th>observed</th><th>bound</th></tr></thead><tbody>{body}</tbody></table>")

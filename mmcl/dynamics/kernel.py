@@ -7,10 +7,10 @@ at float64 on random states.  Read the reference to check the mathematics, this 
 the same numbers are computed fast.
 
 Where every anchor's negatives are all the samples of the other label (the proofs' ``M = n/2``),
-the steps take the class-block layout instead of the mask (``_Contrast``,
+the steps take the class-block layout instead of the mask (``Contrast``,
 ``_step_single_blocks``, ``_step_multi_blocks``), held equal to the masked steps and the
-reference by the tests.  The recursion's Gram matrices are built by blocks (``_Grams``),
-held equal to the one product with the stacked patches (``_Grams.plain``).
+reference by the tests.  The recursion's Gram matrices are built by blocks (``Grams``),
+held equal to the one product with the stacked patches (``Grams.plain``).
 
 Cost at ``n`` samples and ``m`` neurons, in units of one ``(m, n) @ (n, n)`` product (measured at
 ``n = 2000-10^4``, float64, ``benchmarks/bench_regime_step.py``): a class-block step takes about 1
@@ -47,7 +47,7 @@ _EXP2_FLOOR = -80.0 * _LOG2E  # exponents are clamped here: e^-80 ~ 2e-35 is bel
 # and denormal results of exp2 (exponents below -126 in float32) take a slow path (bench_choices.py)
 
 
-class _Contrast:
+class Contrast:
     """Constants of the InfoNCE terms for a batch, computed once per run.
 
     Two layouts of the negatives, chosen here once per run (``blocks``):
@@ -172,9 +172,9 @@ class _Contrast:
         return b * torch.bmm(slopes, U[..., None])[..., 0]
 
 
-def _signal_terms(a, b, U):
+def signal_terms(a, b, U):
     """The positive and negative terms of Eq. (12) apart, divided by ``||mu||^2`` (``U`` from
-    :meth:`_Contrast.class_sums` carries ``eta/(n m tau)``): the partners of class ``s``
+    :meth:`Contrast.class_sums` carries ``eta/(n m tau)``): the partners of class ``s``
     contribute ``sigma(s b)``, the negatives (class ``-s``) ``sigma(-s b)``."""
     bp, bm = losses.relu(b), losses.relu(-b)
     up, um = U[:, :1], U[:, 1:]
@@ -183,7 +183,7 @@ def _signal_terms(a, b, U):
     return pos, neg
 
 
-class _Workspace:
+class Workspace:
     """The large temporaries of a step, allocated once per run and reused by name at every step.
     A step's matrices are a few MB for a batch; allocated afresh, the allocator hands such blocks
     back to the operating system and every step pays the page faults of touching them again
@@ -209,7 +209,7 @@ class _Workspace:
         return self._views["views"]
 
 
-def _step_single(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
+def _step_single(k: Contrast, X: torch.Tensor, n: int, ws: Workspace, want: bool = False):
     """One step of Eq. (7) / Lemma 5.1 from ``X = [a, -a, P, Q] (B, m, 2 + 2n)``.  Returns the
     per-anchor loss, the coefficient update ``dc (B, m, 1 + n)`` and, with ``want``, the pieces
     :func:`update_terms` reports.  The returned tensors may be ``ws``'s buffers: use them before
@@ -237,7 +237,7 @@ def _step_single(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bo
     return loss_i, dc, ((E, e0, Z, U, a, a),) if want else None
 
 
-def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
+def _step_multi(k: Contrast, X: torch.Tensor, n: int, ws: Workspace, want: bool = False):
     """One step of Eq. (10) / Lemma 5.3 for both networks at once: ``X (2B, m, 2 + n)`` stacks
     ``[a, -a, P]`` of the first network (rows ``:B``) over ``[a~, -a~, P~]`` of the second, and
     ``k`` was built with ``copies=2``.  The loss is symmetric: each network is the anchor of one
@@ -286,7 +286,7 @@ def _step_multi(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: boo
 # --------------------------------------------------------------------------------------------
 # The class-block steps: every anchor's negatives are all samples of the other label
 # --------------------------------------------------------------------------------------------
-# The same steps as above in the class-block layout of :class:`_Contrast`.  The preactivations'
+# The same steps as above in the class-block layout of :class:`Contrast`.  The preactivations'
 # noise columns are gathered in class order (``h = n/2`` samples of label +1, then those of
 # label -1), so that the logits of the anchors of one class against all their negatives are an
 # unmasked ``(h, h)`` block: a quarter of the (n, n) elementwise work per block and half (multi)
@@ -303,11 +303,11 @@ def _block_noise(partner, Es, cand, E, anchors_on_rows: bool, out):
     return out.baddbmm_(cand, E.transpose(1, 2) if anchors_on_rows else E, alpha=-1)
 
 
-def _blocks_out(k: _Contrast, ws: _Workspace, X, n, signal, noise_p, loss_p, parts_p, want):
+def _blocks_out(k: Contrast, ws: Workspace, X, n, signal, noise_p, loss_p, parts_p, want):
     """The update ``dc (B, m, 1 + n)`` (``signal`` in column 0, the class-ordered ``noise_p``
     scattered back to the data's order), the per-anchor loss in the data's order and, with
     ``want``, the parts of :func:`update_terms` with ``E`` as the data-ordered ``(B, n, n)`` matrix
-    of :meth:`_Contrast.softmax` (zero off ``N_i``)."""
+    of :meth:`Contrast.softmax` (zero off ``N_i``)."""
     B, m = noise_p.shape[0], noise_p.shape[1]
     dc = ws("dc", (B, m, 1 + n))
     dc[..., 0] = signal
@@ -327,7 +327,7 @@ def _blocks_out(k: _Contrast, ws: _Workspace, X, n, signal, noise_p, loss_p, par
     return loss_i, dc, ((Ep, e0, Z, U, a, b),)
 
 
-def _step_single_blocks(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
+def _step_single_blocks(k: Contrast, X: torch.Tensor, n: int, ws: Workspace, want: bool = False):
     """:func:`_step_single` in the class-block layout.  Single-modal similarities are symmetric,
     so one block ``L[i, j]`` (``i`` of label +1, ``j`` of label -1) holds the logits of both
     classes' anchors: the rows are the +1 anchors', the columns the -1 anchors'.  One ``(h, m) @
@@ -361,7 +361,7 @@ def _step_single_blocks(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, w
     _block_noise(pn[..., h:], Es2, an[..., :h], E2, False, noise2)
     w = torch.cat([w1, w2], -1)
     noise.mul_(w[:, None, :]).mul_(active)
-    U = torch.stack([(Es1 * w1).sum(-1), (Es2 * w2).sum(-1)], -1)  # :meth:`_Contrast.class_sums`
+    U = torch.stack([(Es1 * w1).sum(-1), (Es2 * w2).sum(-1)], -1)  # :meth:`Contrast.class_sums`
     signal = k.signal_update(a, sig_slopes, U)
     parts = None
     if want:
@@ -371,7 +371,7 @@ def _step_single_blocks(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, w
     return _blocks_out(k, ws, X, n, signal, noise, torch.cat([loss1, loss2], -1), parts, want)
 
 
-def _step_multi_blocks(k: _Contrast, X: torch.Tensor, n: int, ws: _Workspace, want: bool = False):
+def _step_multi_blocks(k: Contrast, X: torch.Tensor, n: int, ws: Workspace, want: bool = False):
     """:func:`_step_multi` in the class-block layout.  The similarities of the first network's
     anchors with the second's samples are two blocks, ``C12`` (anchors of label +1 against samples
     of label -1) and ``C21``; the second network's anchors read them by columns (``C21``'s for its
@@ -466,7 +466,7 @@ class _Network:
     of ``mu`` and the ``xi_i`` with the scaled coefficients ``dc = [dgamma/||mu||^2, drho_i/||xi_i||^2]``).
     ``gd`` takes ``X = W patches^T`` and ``W += dc basis`` at every step (both stacks are formed
     at its first use); the recursion takes both products once, with ``W(0)`` and with the basis,
-    block by block from ``mu``, ``xi``, ``eps`` without forming the stacks (:class:`_Grams`)."""
+    block by block from ``mu``, ``xi``, ``eps`` without forming the stacks (:class:`Grams`)."""
 
     def __init__(self, mu, xi, W0, eps=None):
         self.mu, self.xi, self.W0, self.eps = mu, xi, W0, eps
@@ -542,7 +542,7 @@ def _block_products(out: torch.Tensor, A: torch.Tensor, C: torch.Tensor = None) 
     return out
 
 
-class _Grams:
+class Grams:
     """The recursion's closed form: by Eq. (11), ``w_r = w_r(0) + sum_k c_rk b_k`` over the basis
     ``b = [mu, xi_1..n]`` with ``c = [gamma_r/||mu||^2, rho_{r,i}/||xi_i||^2]``, so every
     preactivation the updates need is ``X = X(0) + c K``, ``K`` the products of the basis with the
@@ -587,7 +587,7 @@ class _Grams:
         return torch.baddbmm(self.X0, c, self.K)
 
 
-def _gram_state(nets):
+def gram_state(nets):
     """``(X0, K)`` of the networks stacked along the batch (the recursion's ``X(0)`` and ``K``),
     each network's Grams written straight into its rows."""
     B, m, w = nets[0].xi.shape[0], nets[0].W0.shape[1], nets[0].width
@@ -595,11 +595,11 @@ def _gram_state(nets):
     K = nets[0].xi.new_empty(len(nets) * B, 1 + n, w)
     X0 = nets[0].W0.new_empty(len(nets) * B, m, w)
     for i, net in enumerate(nets):
-        _Grams(net, K=K[i * B:(i + 1) * B], X0=X0[i * B:(i + 1) * B])
+        Grams(net, K=K[i * B:(i + 1) * B], X0=X0[i * B:(i + 1) * B])
     return X0, K
 
 
-def _networks(data: SyntheticData, mode: str):
+def build_networks(data: SyntheticData, mode: str):
     if mode == "single":
         return (_Network(data.mu, data.xi, data.W0, data.eps),)
     return (_Network(data.mu, data.xi, data.W0), _Network(data.mu_tilde, data.xi_tilde, data.W0_tilde))

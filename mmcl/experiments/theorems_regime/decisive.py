@@ -49,7 +49,7 @@ from mmcl.downstream.response import PARTS, ablated_accuracy, ood_response
 from mmcl.downstream.tilt import TiltCurves, cos_grid, tilt_curves
 from mmcl.dynamics import MODES, simulate
 from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
-from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
+from mmcl.experiments.theorems_regime.scalings import RegimeScaling, check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_synthetic_batch
 from mmcl.proofs.assumptions import AssumptionConfig, Condition, check_assumption41, premise_conditions
@@ -254,7 +254,7 @@ def run_decisive(n: int, seeds: int = 1, scaling: RegimeScaling = DECISIVE_SCALI
     if not modes or any(m not in MODES for m in modes) or len(set(modes)) != len(modes):
         raise ValueError(f"modes={modes!r} must be distinct modes among {MODES}")
     check_int("seeds", seeds)
-    n = _check_n(n)
+    n = check_n(n)
     t0 = time.perf_counter()
     cfg = decisive_config(n, scaling, sec33_ratio)
     data = sample_synthetic_batch(cfg, range(seeds), span=True, dtype=dtype, device=device)
@@ -328,7 +328,7 @@ def run_decisive_sweep(seeds: Mapping[int, int], scaling: RegimeScaling = DECISI
     """:func:`run_decisive` at every ``n`` of ``seeds`` (``n -> number of seeds``, at least two sizes)."""
     if not isinstance(seeds, Mapping) or len(seeds) < 2:
         raise ValueError(f"seeds must map at least 2 values of n to a number of seeds, got {seeds!r}")
-    sizes = sorted(_check_n(n) for n in seeds)
+    sizes = sorted(check_n(n) for n in seeds)
     by_n = {n: run_decisive(n, check_int(f"seeds[{n}]", seeds[n]), scaling, device=device, dtype=dtype,
                             progress=progress) for n in sizes}
     return DecisiveSweep(sizes=sizes, by_n=by_n)
@@ -373,7 +373,7 @@ def decisive_chains(n: int, seeds: int = 2, scaling: RegimeScaling = DECISIVE_SC
 
     check_int("seeds", seeds)
     check_number("epsilon", epsilon, 0, 1)
-    cfg = decisive_config(_check_n(n), scaling)
+    cfg = decisive_config(check_n(n), scaling)
     data = sample_synthetic_batch(cfg, range(seeds), span=True, dtype="float64", device=device, with_ood=False)
     ccfg = ss2.ComparatorConfig(epsilon=epsilon)
     single = simulate(cfg, data, "single", "recursion")

@@ -24,7 +24,7 @@ from mmcl._utils import check_int
 from mmcl.downstream.evaluation import evaluate_all
 from mmcl.dynamics import MODES, simulate
 from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
-from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
+from mmcl.experiments.theorems_regime.scalings import RegimeScaling, check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic_batch
 from mmcl.proofs.predictions import measured_t1, t1_formula
@@ -131,7 +131,7 @@ def run_regime_sweep(sizes: Sequence[int], seeds: Mapping[int, int], scaling: Re
 
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
-    sizes = [_check_n(n) for n in sizes]
+    sizes = [check_n(n) for n in sizes]
     if len(sizes) < 2 or len(set(sizes)) != len(sizes):
         raise ValueError(f"sizes must hold at least 2 distinct values of n, got {sizes}")
     if not isinstance(seeds, Mapping) or set(seeds) != set(sizes):
