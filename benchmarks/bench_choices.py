@@ -63,7 +63,8 @@ def main(argv=None):
     _row(rows, "exp2 of ordinary vs denormal-range exponents, 100k", lambda: torch.exp2(x, out=out),
          lambda: torch.exp2(low, out=out), repeat * 20)
 
-    from mmcl.dynamics.kernel import Contrast, Grams, Workspace, build_networks, _step_multi
+    from mmcl.dynamics.grams import Grams, build_networks
+    from mmcl.dynamics.kernel import Contrast, Workspace, _step_multi
 
     cfg = mmcl.SyntheticConfig()
     data = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, s, with_ood=False) for s in range(16)])

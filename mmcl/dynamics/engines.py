@@ -12,7 +12,8 @@ from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
 from mmcl.model import losses
 from mmcl.dynamics.trajectory import DivergenceError, Trajectory, UpdateTerms, check_mode
-from mmcl.dynamics.kernel import Contrast, Grams, Workspace, gram_state, build_networks, signal_terms
+from mmcl.dynamics.grams import Grams, build_networks, gram_state
+from mmcl.dynamics.kernel import Contrast, Workspace, signal_terms
 
 __all__ = ["simulate", "t1_statistic"]
 
