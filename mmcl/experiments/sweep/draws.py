@@ -23,7 +23,7 @@ from mmcl._utils import check_bool, check_number, resolve_device, resolve_dtype
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic
 
-__all__ = ["denoised_view", "make_draw"]
+__all__ = ["denoised_view", "make_draw", "UnitDraws"]
 
 
 def _unit_config(cfg: SyntheticConfig) -> SyntheticConfig:

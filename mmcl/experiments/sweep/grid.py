@@ -23,7 +23,7 @@ from mmcl.experiments.sweep.table import same_value
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic
 
-__all__ = ["DERIVED", "expand_grid", "speed_grid"]
+__all__ = ["DERIVED", "expand_grid", "speed_grid", "Run"]
 
 #: The derived grid parameters, name -> what it sets (applied after the config fields of the point).
 DERIVED = {

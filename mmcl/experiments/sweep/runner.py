@@ -82,7 +82,7 @@ def _bytes_per_run(cfg: SyntheticConfig, mode: str, opts: SweepConfig) -> int:
     if mode == "multi":
         data += cfg.n * cfg.d_tilde + cfg.m * cfg.d_tilde
         traj *= 2
-    # the engines' stacked patches and basis (mmcl.dynamics.kernel._Network)
+    # the engines' stacked patches and basis (mmcl.dynamics.grams._Network)
     data += (3 * cfg.n + 3) * cfg.d if mode == "single" else (2 * cfg.n + 3) * (cfg.d + cfg.d_tilde)
     if opts.engine != "recursion":  # the weights and their temporaries
         data += 4 * cfg.m * max(cfg.d, cfg.d_tilde)
