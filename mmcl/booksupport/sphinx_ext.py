@@ -105,7 +105,7 @@ class ClaimsDirective(Directive):
 
 
 def _collect_claims(app, doctree) -> None:
-    from mmcl.booksupport.claims import ATTR, parse_html
+    from mmcl.booksupport.claims_table import ATTR, parse_html
 
     env = app.env
     if not hasattr(env, "mmcl_claims"):
@@ -293,7 +293,8 @@ def _cite(app, key: str) -> str:
 def _resolve_claims(app, doctree, fromdocname) -> None:
     from sphinx.util import logging
 
-    from mmcl.booksupport.claims import MAIN, VERDICT_TEXT, format_number
+    from mmcl.booksupport.claims import MAIN, VERDICT_TEXT
+    from mmcl.booksupport.claims_table import format_number
 
     log = logging.getLogger(__name__)
     env = app.env
