@@ -11,7 +11,7 @@ ROOT = Path(mmcl.__file__).resolve().parent
 
 # the layers, lowest first; a module may import its own layer and the ones below, never above
 LAYERS = [
-    {"mmcl._utils", "mmcl.cache", "mmcl.codepath"},
+    {"mmcl._utils", "mmcl.cache", "mmcl.codepath", "mmcl.fits"},
     {"mmcl.model"},
     {"mmcl.dynamics"},
     {"mmcl.proofs", "mmcl.downstream"},

@@ -8,8 +8,6 @@ One module per idea; every public name is importable from (and documented under)
 * ``scalings`` -- the scalings (:class:`RegimeScaling`, :func:`regime_config`,
   :func:`regime_dimension`, :func:`b2_dimension`) and Assumption 4.1 along them
   (:func:`conditions_by_n`, :func:`failing_by_n`, :func:`n_threshold`);
-* ``fits`` -- log-log fits with the slope's standard error and a bootstrap over seeds
-  (:func:`loglog_fit`, :class:`LogLogFit`);
 * ``sweep`` -- the sweep over ``n`` (:func:`run_regime_sweep`, :class:`RegimeSweep`,
   :class:`RegimeSize`, ``QUANTITIES``);
 * ``verdicts`` -- the stage chapters' verdicts re-taken (:func:`revisit_verdicts`,
@@ -25,6 +23,9 @@ One module per idea; every public name is importable from (and documented under)
   (:func:`regime_conditions`, :func:`regime_sweep`, :func:`regime_control`,
   :func:`regime_verdicts`).
 
+The log-log fits with the slope's standard error and a bootstrap over seeds
+(:func:`mmcl.fits.loglog_fit`, :class:`mmcl.fits.LogLogFit`) are importable from here too.
+
 Computation only: the chapter's figures are drawn by :mod:`mmcl.figures.theorems_regime`.
 
 Public: every name re-exported here; the modules' leading-underscore names are internal.
@@ -38,14 +39,14 @@ from mmcl.experiments.theorems_regime.decisive import (DECISIVE_SCALING, N_DECIS
                                                        decisive_chains, decisive_conditions, decisive_config,
                                                        error_trend, mode_premises, parallel_ood, run_decisive,
                                                        run_decisive_sweep)
-from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
+from mmcl.fits import LogLogFit, loglog_fit  # noqa: F401 (the chapter's fits, documented in mmcl.fits)
 from mmcl.experiments.theorems_regime.scalings import (D_MAX, RegimeScaling, b2_dimension, conditions_by_n,
                                                        failing_by_n, n_threshold, regime_config, regime_dimension)
 from mmcl.experiments.theorems_regime.sweep import MODES, QUANTITIES, RegimeSize, RegimeSweep, run_regime_sweep
 from mmcl.experiments.theorems_regime.verdicts import SizeVerdicts, revisit_verdicts, stage_slice
 
 __all__ = ["RegimeScaling", "regime_dimension", "b2_dimension", "regime_config", "conditions_by_n",
-           "failing_by_n", "n_threshold", "D_MAX", "MODES", "LogLogFit", "loglog_fit", "RegimeSize", "RegimeSweep",
+           "failing_by_n", "n_threshold", "D_MAX", "MODES", "RegimeSize", "RegimeSweep",
            "run_regime_sweep", "QUANTITIES", "SizeVerdicts", "revisit_verdicts", "stage_slice",
            "RegimeSizes", "BY_SIZE", "sizes", "SCALING", "CONTROL_SCALING", "regime_conditions", "regime_sweep",
            "regime_control", "regime_verdicts", "DECISIVE_SCALING", "SEC33_RATIO", "NUS", "N_DECISIVE",

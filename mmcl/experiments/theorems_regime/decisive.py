@@ -48,7 +48,7 @@ from mmcl.downstream.evaluation import PROTOCOLS
 from mmcl.downstream.response import PARTS, ablated_accuracy, ood_response
 from mmcl.downstream.tilt import TiltCurves, cos_grid, tilt_curves
 from mmcl.dynamics import MODES, simulate
-from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
+from mmcl.fits import LogLogFit, loglog_fit
 from mmcl.experiments.theorems_regime.scalings import RegimeScaling, check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_synthetic_batch

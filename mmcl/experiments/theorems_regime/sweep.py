@@ -8,7 +8,7 @@ modes, the recursion, recorded at ``floor(T1)`` of Lemma 5.2 / 5.4
 every step (``t1_every=1``); both downstream protocols on the final state
 (:func:`mmcl.downstream.evaluation.evaluate_all`).  The per-seed quantities
 (``QUANTITIES``) are fitted against ``n`` with
-:func:`~mmcl.experiments.theorems_regime.loglog_fit` (:mod:`mmcl.experiments.theorems_regime.fits`).
+:func:`mmcl.fits.loglog_fit`.
 
 Public: every name in ``__all__``, importable from (and documented under) :mod:`mmcl.experiments.theorems_regime`.
 """
@@ -23,7 +23,7 @@ import torch
 from mmcl._utils import check_int
 from mmcl.downstream.evaluation import evaluate_all
 from mmcl.dynamics import MODES, simulate
-from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
+from mmcl.fits import LogLogFit, loglog_fit
 from mmcl.experiments.theorems_regime.scalings import RegimeScaling, check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic_batch
