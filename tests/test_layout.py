@@ -328,3 +328,14 @@ def test_no_library_file_exceeds_the_limit():
     assert not long, f"library files over {MAX_LINES} lines (split them by idea): " + ", ".join(long)
     stale = [p for p in LONG_FILES if p not in {q for q, _ in _long_files(ROOT, MAX_LINES)}]
     assert not stale, f"LONG_FILES lists files that are no longer over {MAX_LINES} lines: {stale}"
+
+
+def test_every_computing_module_is_in_the_cache_key():
+    """A module of the layers below the drawing (layers 0 to 4) decides cached values, so the cache's
+    code version hashes it: a new top-level module there must be named in mmcl.cache.COMPUTING."""
+    from mmcl.cache import COMPUTING
+
+    drawing = LAYERS.index({"mmcl.figures"})
+    missing = sorted(m for m in _modules() if _layer(m) < drawing and m.split(".")[1] not in COMPUTING
+                     and f"{m.split('.')[1]}.py" not in COMPUTING)
+    assert not missing, f"modules below the drawing that the cache key leaves out (mmcl.cache.COMPUTING): {missing}"

@@ -216,7 +216,7 @@ def _stats(t) -> dict:
 
 def step_decisive(ck: Check, res: dict) -> Tuple[str, str]:
     from mmcl.downstream.evaluation import PROTOCOLS
-    from mmcl.experiments.theorems_regime import DECISIVE_SCALING, NUS, run_decisive
+    from mmcl.experiments.decisive_runs import DECISIVE_SCALING, NUS, run_decisive
     from mmcl.experiments.window import window_json
 
     p = ck.profile

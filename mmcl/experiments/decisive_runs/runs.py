@@ -1,7 +1,7 @@
 """The decisive runs: both theorems measured where every premise a computer can reach holds, with
 the test distribution of Sec. 3.3 (the book's chapter "The decisive runs").
 
-**The scaling** (:func:`~mmcl.experiments.theorems_regime.decisive_config`).  The chapter scaling
+**The scaling** (:func:`decisive_config`).  The chapter scaling
 of :mod:`mmcl.experiments.theorems_regime.scalings` with ``d`` raised to Lemma B.2's bound
 (``DECISIVE_SCALING``, ``d_rule="b2"``: ``d = 5.9e21`` at ``n = 10^4``, drawn exactly by span
 draws, :mod:`mmcl.model.span`), and ``nu`` tilted away from ``mu`` so that Sec. 3.3's condition holds:
@@ -20,19 +20,19 @@ The constants that are ours are those of :class:`~mmcl.experiments.theorems_regi
 ``mu`` along its first column and the tilted ``nu`` in the first two; each network is trained once
 on that draw and scored on two OOD sets that share their labels and noise ``zeta``: the tilted
 ``nu`` (``"sec33"``) and the paper's ``nu = ||nu|| mu/||mu||`` in the same basis (``"parallel"``,
-:func:`~mmcl.experiments.theorems_regime.parallel_ood`).
+:func:`parallel_ood`).
 
-**The measurements** (:func:`~mmcl.experiments.theorems_regime.run_decisive`, one ``n``;
-:func:`~mmcl.experiments.theorems_regime.run_decisive_sweep`, several): per mode the training loss
+**The measurements** (:func:`run_decisive`, one ``n``;
+:func:`run_decisive_sweep`, several): per mode the training loss
 (Theorems 4.2 (1)/4.3 (1)), the OOD error of both protocols under both ``nu`` (4.2 (2)/4.3 (2)),
 the coefficients at Lemma 5.2's/5.4's ``T1`` and at the end, the OOD response split into its
 init, signal and memorised parts (:func:`mmcl.downstream.response.ood_response`) with the
 ablations that say which part decides the error (:func:`mmcl.downstream.response.ablated_accuracy`),
 and Lemmas C.9/C.10 at initialisation (:func:`mmcl.proofs.single_stage1.init_noise_totals`).
-:func:`~mmcl.experiments.theorems_regime.decisive_chains` re-takes App. C.2 and D.2 (Lemmas
+:func:`decisive_chains` re-takes App. C.2 and D.2 (Lemmas
 C.14-C.18, D.11-D.15) on every-step runs at small ``n`` of the same scaling.
 
-Public: every name in ``__all__``, importable from (and documented under) :mod:`mmcl.experiments.theorems_regime`.
+Public: every name in ``__all__``, importable from :mod:`mmcl.experiments.decisive_runs`.
 """
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_synthetic_batch
 from mmcl.proofs.assumptions import AssumptionConfig, Condition, check_assumption41, premise_conditions
 from mmcl.proofs.multi_stage1 import loss_derivative_spread_at
-from mmcl.proofs.predictions import measured_t1, t1_formula
-from mmcl.proofs.single_stage1 import b_init_mean, init_noise_totals, lemma_c9_bound
+from mmcl.proofs.predictions import b_init_mean, lemma_c9_bound, measured_t1, t1_formula
+from mmcl.proofs.single_stage1 import init_noise_totals
 
 __all__ = ["DECISIVE_SCALING", "SEC33_RATIO", "NUS", "N_DECISIVE", "decisive_config", "parallel_ood",
            "decisive_conditions", "mode_premises", "ModeResult", "DecisiveRun", "run_decisive", "DecisiveSweep",

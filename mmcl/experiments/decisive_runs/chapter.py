@@ -1,13 +1,12 @@
 """The experiment of the chapter :ref:`The decisive runs <sec-decisive-runs>`: its sizes and
-its cached runs.  The computations are those of :mod:`mmcl.experiments.theorems_regime.decisive`
-(re-exported by :mod:`mmcl.experiments.theorems_regime`); the drawings are in
-:mod:`mmcl.figures.decisive_runs`.
+its cached runs.  The computations are those of :mod:`mmcl.experiments.decisive_runs.runs`; the
+drawings are in :mod:`mmcl.figures.decisive_runs`.
 
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
   (:class:`DecisiveSizes`, one per size in ``BY_SIZE``);
-* :func:`decisive_sweep` -- :func:`~mmcl.experiments.theorems_regime.run_decisive_sweep` at the
+* :func:`decisive_sweep` -- :func:`~mmcl.experiments.decisive_runs.runs.run_decisive_sweep` at the
   size's ``n`` and seeds, cached per ``(size, device)``;
-* :func:`decisive_chains_by_n` -- :func:`~mmcl.experiments.theorems_regime.decisive_chains` at the
+* :func:`decisive_chains_by_n` -- :func:`~mmcl.experiments.decisive_runs.runs.decisive_chains` at the
   size's ``chain_sizes`` (cached);
 * :func:`decisive_point` -- one seed at the size's decisive ``n`` (``9,224`` at the default size,
   multi-modal), cached;
@@ -23,13 +22,13 @@ from typing import Dict, List, Mapping, Tuple
 
 from mmcl.cache import load_or_compute
 from mmcl.experiments.sizes import pick
-from mmcl.experiments.theorems_regime import (N_DECISIVE, NUS, DecisiveChains, DecisiveRun, DecisiveSweep,
-                                              decisive_chains, decisive_conditions, decisive_config, run_decisive,
-                                              run_decisive_sweep)
+from mmcl.experiments.decisive_runs.runs import (N_DECISIVE, NUS, DecisiveChains, DecisiveRun, DecisiveSweep,
+                                               decisive_chains, decisive_conditions, decisive_config, run_decisive,
+                                               run_decisive_sweep)
 
 __all__ = ["DecisiveSizes", "BY_SIZE", "sizes", "decisive_sweep", "decisive_chains_by_n", "decisive_point",
            "premises_by_n", "error_table", "point_summary", "parts_table", "ablation_table",
-           "chains_table", "init_table", "PREMISE_SIZES", "premise_comparison", "sec33_agreement"]
+           "chains_table", "init_table", "PREMISE_SIZES", "PARTS_SHOWN", "premise_comparison", "sec33_agreement"]
 
 #: The ``n`` at which the premises are evaluated besides the sweep's: the first at which 4a holds and 10^4.
 PREMISE_SIZES = (N_DECISIVE, 10000)
@@ -99,7 +98,7 @@ def decisive_point(size: str = "default", device: str = "cpu") -> DecisiveRun:
 
 
 def premises_by_n(size: str = "default") -> Dict[int, List[str]]:
-    """The keys of the failing premises (:func:`~mmcl.experiments.theorems_regime.decisive_conditions`)
+    """The keys of the failing premises (:func:`~mmcl.experiments.decisive_runs.runs.decisive_conditions`)
     at every ``n`` of the sweep and at :data:`PREMISE_SIZES`."""
     ns = sorted(set(sizes(size).sweep_seeds) | set(PREMISE_SIZES))
     return {n: [c.key for c in decisive_conditions(decisive_config(n)) if not c.holds] for n in ns}
