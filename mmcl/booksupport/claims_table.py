@@ -44,8 +44,8 @@ def _row_dict(r) -> dict:
     return d
 
 
-def render_text(rows: Sequence["mmcl.booksupport.claims.Claim"]) -> str:
-    """The rows as plain text (what a terminal shows)."""
+def render_text(rows: Sequence) -> str:
+    """The rows (:class:`~mmcl.booksupport.claims.Claim`) as plain text (what a terminal shows)."""
     lines = []
     for r in rows:
         lines.append(f"[{VERDICT_TEXT[r.verdict]}] {r.paper}: {r.claim} -- observed {format_number(r.observed)}"
@@ -54,7 +54,7 @@ def render_text(rows: Sequence["mmcl.booksupport.claims.Claim"]) -> str:
     return "\n".join(lines)
 
 
-def render_html(rows: Sequence["mmcl.booksupport.claims.Claim"]) -> str:
+def render_html(rows: Sequence) -> str:
     """The rows as an HTML table carrying their JSON (read back by :func:`parse_html`)."""
     data = html.escape(json.dumps([_row_dict(r) for r in rows]), quote=True)
     body = "".join(
@@ -76,7 +76,7 @@ _COUNTED = {"holds": "hold", "reach-holds": "hold where every reachable premise 
             "observation": "our measurements"}
 
 
-def fold_summary(rows: Sequence["mmcl.booksupport.claims.Claim"]) -> str:
+def fold_summary(rows: Sequence) -> str:
     """The one line a folded claims table shows: how many claims, and how many of each verdict,
     e.g. ``"14 claims checked: 9 hold, 3 fail, 2 observations"`` (the table is one click away)."""
     counts: Dict[str, int] = {}

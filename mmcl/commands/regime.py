@@ -1,5 +1,5 @@
 """The command line ``mmcl regime --n N [--seeds K] [--device cpu] --out DIR``: one size of the
-decisive runs (:func:`mmcl.experiments.decisive_runs.runs.run_decisive`: ``d`` at Lemma B.2's bound,
+decisive runs (:func:`~mmcl.experiments.decisive_runs.run_decisive`: ``d`` at Lemma B.2's bound,
 Sec. 3.3's ``nu`` and the paper's parallel one on the same trained networks), written to
 ``DIR/results.json``.
 

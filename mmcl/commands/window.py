@@ -2,7 +2,7 @@
 signals at one size of the decisive runs.
 
 Both modes are trained once per seed on the decisive scaling
-(:func:`mmcl.experiments.decisive_runs.runs.run_decisive`); each is scored on a log grid of
+(:func:`~mmcl.experiments.decisive_runs.run_decisive`); each is scored on a log grid of
 ``cos(nu, mu)`` from Sec. 3.3's value to 1 (:func:`mmcl.downstream.tilt.tilt_curves`).  Writes
 ``DIR/results.json`` (:func:`mmcl.experiments.window.window_json`: ``config``, ``cos``,
 ``sec33_cos``, ``modes[mode][protocol]`` with ``errors``, ``predicted_threshold`` and

@@ -3,7 +3,7 @@
 :mod:`mmcl.dynamics.kernel` steps a network from its preactivations ``X``; this module makes
 them: ``gd`` from the weights and the stacked patches (``_Network``), the recursion from ``X(0)``
 and the Gram matrices ``K`` of Eq. (11), computed once per run by blocks of rows over the columns
-where they can be nonzero (:class:`Grams`), held equal by the tests to the one product with the
+where they can be nonzero (``Grams``), held equal by the tests to the one product with the
 stacked patches (``Grams.plain``).
 
 The Gram matrices cost ``O(n^2 d)`` once per run: at a span draw (``d`` about ``2n``) of the order

@@ -281,7 +281,7 @@ class NoiseGrowth:
 
     * ``steps (K,)``; ``N (..., K, n)`` the average memorisation ``N_i(t)`` of each sample
       (:func:`positive_noise_memorization`) and ``N_med (..., K)`` its median over the samples;
-    * ``fit`` the log-linear fit of ``N_med`` on the window (:func:`fit_growth_rate`);
+    * ``fit`` the log-linear fit of ``N_med`` on the window (:func:`~mmcl.fits.fit_growth_rate`);
     * ``rate_lemma`` = ``0.96 s`` (:func:`mmcl.proofs.predictions.single_growth_rate`), ``step_scale``
       = ``s`` (:func:`~mmcl.proofs.predictions.noise_step_scale`), and ``rate_ab (...)`` = ``(a - b) s``, the rate the ``B``
       dynamics of Sec. 5.1 give a typical sample, with ``a``, ``b`` the medians over the neurons of

@@ -18,7 +18,7 @@ steps, the most valuable first:
    the CPU of the same machine (runs per minute and their ratio), and one recursion step against one
    ``(m x n) @ (n x n)`` product on the device, the ratio ``benchmarks/bench_regime_step.py`` reports
    on the CPU;
-3. ``decisive`` -- :func:`mmcl.experiments.decisive_runs.runs.run_decisive` at ``n = 9224`` and
+3. ``decisive`` -- :func:`~mmcl.experiments.decisive_runs.run_decisive` at ``n = 9224`` and
    ``10000`` (``--quick``: ``2000``): per mode, test signal and protocol the OOD errors (mean, min,
    max, per seed), ``c_ell_T1``, the times, and :func:`mmcl.experiments.window.window_json` (the
    thresholds and the windows);

@@ -1,6 +1,6 @@
 """Step 5 of the check (:mod:`mmcl.commands.gpu_check`): as many chapters as the budget leaves time
 for, each executed in its own process (``python -m mmcl.commands.gpu_check _chapter MD JSON`` runs
-:func:`chapter_child`), or their figures drawn (``--tiny``).
+``chapter_child``), or their figures drawn (``--tiny``).
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def _chapter_figures(ck: Check, chapter: str) -> dict:
 
 
 def _chapter_notebook(ck: Check, chapter: str) -> dict:
-    """Execute ``chapter`` in a child process (:func:`chapter_child`) at the profile's size, killed
+    """Execute ``chapter`` in a child process (``chapter_child``) at the profile's size, killed
     when the budget is spent; its cells, time and claims."""
     path = repo_root() / "book" / f"{chapter}.md"
     if not path.exists():

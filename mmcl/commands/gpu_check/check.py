@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
 
-__all__ = ["RECORD_NAME", "LOG_NAME", "SCHEMA", "Profile", "Check", "machine_info"]
+__all__ = ["RECORD_NAME", "LOG_NAME", "SCHEMA", "Profile", "machine_info"]
 
 
 #: The file names written into ``--out``.

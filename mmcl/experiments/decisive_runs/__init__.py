@@ -2,11 +2,11 @@
 the test distribution of Sec. 3.3 (the book's chapter :ref:`The decisive runs <sec-decisive-runs>`).
 
 Modules: ``runs`` (the computation: the scaling with ``d`` at Lemma B.2's bound and Sec. 3.3's
-``nu``, :func:`~mmcl.experiments.decisive_runs.runs.decisive_config`; the conditions; the runs,
-:func:`~mmcl.experiments.decisive_runs.runs.run_decisive` and
-:func:`~mmcl.experiments.decisive_runs.runs.run_decisive_sweep`; the error trends; App. C.2/D.2
-re-taken, :func:`~mmcl.experiments.decisive_runs.runs.decisive_chains`) and ``chapter`` (the
-chapter's sizes, :func:`~mmcl.experiments.decisive_runs.chapter.sizes`, its cached runs and the
+``nu``, :func:`~mmcl.experiments.decisive_runs.decisive_config`; the conditions; the runs,
+:func:`~mmcl.experiments.decisive_runs.run_decisive` and
+:func:`~mmcl.experiments.decisive_runs.run_decisive_sweep`; the error trends; App. C.2/D.2
+re-taken, :func:`~mmcl.experiments.decisive_runs.decisive_chains`) and ``chapter`` (the
+chapter's sizes, :func:`~mmcl.experiments.decisive_runs.sizes`, its cached runs and the
 tables it prints).  The scalings they build on are those of :mod:`mmcl.experiments.theorems_regime`;
 the figures are drawn by :mod:`mmcl.figures.decisive_runs`, the command ``mmcl regime`` is
 :mod:`mmcl.commands.regime`.

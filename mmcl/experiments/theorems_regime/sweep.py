@@ -82,7 +82,7 @@ class RegimeSweep:
         return [v * n ** power for v, n in zip(self.values(mode, q), self.sizes)]
 
     def fit(self, mode: str, q: str, power: float = 0.0, **kw) -> LogLogFit:
-        """:func:`loglog_fit` of ``q * n^power`` against ``n``."""
+        """:func:`~mmcl.fits.loglog_fit` of ``q * n^power`` against ``n``."""
         return loglog_fit(self.sizes, self.scaled(mode, q, power), **kw)
 
     def mean(self, mode: str, q: str) -> List[float]:

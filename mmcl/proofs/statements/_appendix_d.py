@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from mmcl.proofs.statements._schema import Audit as _A, Statement as _S
+from mmcl.proofs.statements.schema import Audit as _A, Statement as _S
 
 #: Appendix D, in the paper's order.
 APPENDIX_D: Tuple[_S, ...] = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from mmcl.proofs.statements._schema import Audit as _A, Statement as _S
+from mmcl.proofs.statements.schema import Audit as _A, Statement as _S
 
 #: The book's statements.
 OURS: Tuple[_S, ...] = (

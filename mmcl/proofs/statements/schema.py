@@ -1,6 +1,8 @@
 """The types of the blueprint's data: :class:`Statement`, :class:`Audit`, their kinds and statuses,
-and the premise keys a statement may name.  Documented under :mod:`mmcl.proofs.statements`, which
-holds the data itself.
+and the premise keys a statement may name; :mod:`mmcl.proofs.statements` holds the data and
+re-exports them.
+
+Public: every name in ``__all__``.
 """
 from __future__ import annotations
 
