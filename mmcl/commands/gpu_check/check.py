@@ -1,4 +1,4 @@
-"""The state of one check and what it stands on: the record and the log it writes (:class:`Check`,
+"""The state of one check and what it stands on: the record and the log it writes (``Check``,
 the file names and the format's version), the machine and the code it records, the device's memory
 between steps, and the child processes that run tests and chapters.  Part of :mod:`mmcl.commands.gpu_check`.
 """

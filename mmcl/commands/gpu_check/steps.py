@@ -1,6 +1,6 @@
 """Steps 1 to 4 of the check (:mod:`mmcl.commands.gpu_check`): the engines on the device against the
 CPU, the speed of a sweep and of one recursion step, the decisive runs, and the tests that mention
-CUDA.  Each step takes the :class:`~mmcl.commands.gpu_check.check.Check` and the dict of its results,
+CUDA.  Each step takes the ``Check`` (:mod:`mmcl.commands.gpu_check.check`) and the dict of its results,
 and returns its status and message.
 """
 from __future__ import annotations

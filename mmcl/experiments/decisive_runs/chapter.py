@@ -99,7 +99,7 @@ def decisive_point(size: str = "default", device: str = "cpu") -> DecisiveRun:
 
 def premises_by_n(size: str = "default") -> Dict[int, List[str]]:
     """The keys of the failing premises (:func:`~mmcl.experiments.decisive_runs.decisive_conditions`)
-    at every ``n`` of the sweep and at :data:`~mmcl.experiments.decisive_runs.PREMISE_SIZES`."""
+    at every ``n`` of the sweep and at :data:`~mmcl.experiments.decisive_runs.chapter.PREMISE_SIZES`."""
     ns = sorted(set(sizes(size).sweep_seeds) | set(PREMISE_SIZES))
     return {n: [c.key for c in decisive_conditions(decisive_config(n)) if not c.holds] for n in ns}
 
