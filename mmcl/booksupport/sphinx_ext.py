@@ -106,7 +106,7 @@ class ClaimsDirective(Directive):
 
 
 def _collect_claims(app, doctree) -> None:
-    from mmcl.booksupport.claims import ATTR, parse_html
+    from mmcl.booksupport.claims_table import ATTR, parse_html
 
     env = app.env
     if not hasattr(env, "mmcl_claims"):
@@ -300,7 +300,8 @@ def _cite(app, key: str) -> str:
 def _resolve_claims(app, doctree, fromdocname) -> None:
     from sphinx.util import logging
 
-    from mmcl.booksupport.claims import MAIN, VERDICT_TEXT, _fmt
+    from mmcl.booksupport.claims import MAIN, VERDICT_TEXT
+    from mmcl.booksupport.claims_table import format_number
 
     log = logging.getLogger(__name__)
     env = app.env
@@ -363,7 +364,7 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                     f"<td>{html.escape(r['claim'])}"
                     + (f"<br><small>{html.escape(notes)}</small>" if notes else "")
                     + f"</td><td class='mmcl-verdict mmcl-{r['verdict']}'>{VERDICT_TEXT[r['verdict']]}</td>"
-                    f"<td>{_fmt(r['observed'])}{size}</td><td>{html.escape(r['bound_text'])}{loose}</td>"
+                    f"<td>{format_number(r['observed'])}{size}</td><td>{html.escape(r['bound_text'])}{loose}</td>"
                     f"<td>{margin}</td><td><a class='reference internal' href='{html.escape(uri)}' "
                     f"title='{html.escape(title, quote=True)}'>"
                     f"{html.escape(chapter)}{' § ' + html.escape(where) if where else ''}</a></td></tr>")

@@ -74,7 +74,7 @@ def plot_sharpest(sweep):
     """The book's sharpest finding in one figure, the window of test signals: the OOD error against
     ``cos(nu, mu)`` at the sweep's largest ``n``, both modes and both heads, Sec. 3.3's angle and the
     paper's parallel ``nu`` marked (:func:`mmcl.figures.window.draw_errors`, the window chapter's own
-    drawing).  ``sweep`` is a :class:`mmcl.experiments.theorems_regime.DecisiveSweep`."""
+    drawing).  ``sweep`` is a :class:`~mmcl.experiments.decisive_runs.DecisiveSweep`."""
     from mmcl.figures.window import draw_errors
 
     return draw_errors(sweep.by_n[sweep.sizes[-1]])
