@@ -4,7 +4,7 @@ run-time table and the plain text of a title with math."""
 import re
 
 from mmcl.booksupport.findings import FINDINGS, Finding, render_verdict
-from mmcl.booksupport.sphinx_ext import run_times_html, show_names, tex_plain
+from mmcl.booksupport.reading import run_times_html, show_names, tex_plain
 from mmcl.proofs import blueprint as bp
 
 

@@ -17,7 +17,7 @@ import math
 
 from mmcl.experiments import decisive_runs as decisive
 from mmcl.experiments import window as experiment
-from mmcl.experiments.theorems_regime import DECISIVE_SCALING
+from mmcl.experiments.decisive_runs import DECISIVE_SCALING
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, legend_below, style
 
