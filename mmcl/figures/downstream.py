@@ -17,12 +17,14 @@ from mmcl.downstream.response import PARTS, VARIANTS, DownstreamResult
 from mmcl.experiments import downstream as experiment
 from mmcl.experiments.downstream import PAPER, TILTED
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, legend_below, style
+from mmcl.figures.theme import COLORS, headline, legend_below, style
 
 __all__ = ["plot_accuracy", "plot_condition", "plot_response", "plot_ablation", "FIGURES"]
 
 LABEL = "sec-downstream"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``plot_condition``).
+CLAIM = "Multi-modal leads only where Sec. 3.3's condition on ν fails"
 
 _LABELS = {"single": "single-modal", "multi": "multi-modal"}
 _LS = {"adapt": "-", "transfer": "--"}
@@ -90,6 +92,7 @@ def plot_condition(res: DownstreamResult):
         ax.set_xlabel(r"$|\langle\nu,\mu\rangle|\,/\,(\|\mu\|^2/\sqrt{d})$")
         ax.set_ylabel("final OOD accuracy")
         ax.legend(loc="center left", bbox_to_anchor=(0.0, 0.62), fontsize="small")
+        headline(fig, CLAIM)
     return fig
 
 
@@ -153,7 +156,7 @@ def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
                        yerr=Y.std(0, correction=0) if Y.shape[0] > 1 else None, capsize=2,
                        color=COLORS[mode], alpha=1.0 if p == "adapt" else 0.45, label=f"{_LABELS[mode]}, {p}")
             ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
-            ax.set_xticks(range(len(names)), [_SHORT.get(v, v) for v in names], rotation=35, ha="right",
+            ax.set_xticks(range(len(names)), [_SHORT.get(v, v) for v in names], rotation=90,
                           fontsize="small")
             ax.set_ylim(0.4, 1.02)
             ax.set_title(_angle_title(res, c), fontsize="medium")

@@ -21,7 +21,7 @@ import torch
 from mmcl.dynamics import Trajectory
 from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.proofs import multi_stage1 as sync
 
 __all__ = ["draw_signal_and_noise", "draw_synchronisation", "draw_sync_prediction", "draw_stage1",
@@ -29,6 +29,8 @@ __all__ = ["draw_signal_and_noise", "draw_synchronisation", "draw_sync_predictio
 
 LABEL = "sec-multimodal"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_signal_and_noise``).
+CLAIM = 'Multi-modal learns more signal, but its noise stays of order one, not 1/√n'
 
 
 # --------------------------------------------------------------------------------------------
@@ -123,6 +125,7 @@ def draw_stage1(end: sync.Stage1End):
             ax.set_yscale("log")
             ax.set_xlabel("step $t$")
         ax0.set_ylim(1e-3, 30)
+        keep_inside(ax0)
         ax0.set_ylabel(r"$\max_r \gamma_r^{(t)}$")
         ax0.set_title("signal learning, multi-modal", fontsize="medium")
         ax0.legend(loc="lower right", fontsize="xx-small")
@@ -161,6 +164,7 @@ def draw_signal_and_noise(single: Trajectory, multi: Trajectory, t1: float, n: i
         ax0.set_title(r"signal: $\max_r\gamma_r$")
         ax1.set_title(r"noise: $\max_{r,i}\rho_{r,i}$")
         ax0.legend(loc="lower right", fontsize="x-small")
+        headline(fig, CLAIM)
     return fig
 
 

@@ -20,13 +20,15 @@ import torch
 from mmcl.experiments import multimodal_stage2 as experiment
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.proofs.scales import Stage2Scales
-from mmcl.figures.theme import COLORS, legend_below, style
+from mmcl.figures.theme import COLORS, headline, legend_below, style
 from mmcl.model.config import SyntheticConfig
 
 __all__ = ["draw_margins", "draw_loss", "draw_telescoping", "draw_scales", "FIGURES"]
 
 LABEL = "sec-multimodal-stage2"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_scales``).
+CLAIM = "Stage 2 leaves the noise far above Lemma D.15's bound"
 
 
 # --------------------------------------------------------------------------------------------
@@ -157,6 +159,7 @@ def draw_scales(scales: Stage2Scales, n: int):
             ax.set_xlabel("step t")
             ax.set_title("first network ($W$)" if k == 0 else r"second network ($\widetilde W$)")
         legend_below(fig, axes, ncol=3)
+        headline(fig, CLAIM)
     return fig
 
 

@@ -30,7 +30,7 @@ from mmcl.experiments.sweep.phase import PhaseGrid, phase_grid
 from mmcl.experiments.sweep.studies import MODES, ViewSummary, summarise_view
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.proofs.assumptions import N_SNR2_MULTI_MIN, N_SNR2_SINGLE_MAX
 from mmcl.proofs.predictions import C_MU_THRESHOLD
 
@@ -39,6 +39,8 @@ __all__ = ["plot_phase_diagram", "phase_legend", "outline_cells", "plot_t1_ratio
 
 LABEL = "sec-phase-diagrams"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``plot_n_snr_collapse``).
+CLAIM = 'The multi-modal advantage lives in a band of n·SNR² around 1.25'
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,6 +244,7 @@ def plot_n_snr(pg: PhaseGrid, paper_cell: Tuple[Any, Any] = (100, 0.112)):
                 outline_cells(ax, pg, [paper_cell], xlog=True, ylog=True, ec="white", lw=4)
                 outline_cells(ax, pg, [paper_cell], xlog=True, ylog=True, ec="black", lw=1.5,
                               label="Figure 1 of the paper" if ax is axes[0] else None)
+        keep_inside(*axes)
         phase_legend(fig)
     return fig
 
@@ -256,6 +259,7 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
     vertical lines in the mode's colour, one per ``n``."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullFormatter
 
     overlay = _check_overlay(overlay)
 
@@ -269,6 +273,7 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
             axes[1].plot(x, pg.gap[:, ix], color="black", marker=markers[n], lw=1, alpha=0.8)
         for ax in axes:
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())  # labelled decades only: they never collide
             ax.set_xlabel(r"$n\,\mathrm{SNR}^2$")
             ax.axvspan(N_SNR2_MULTI_MIN, N_SNR2_SINGLE_MAX, color=COLORS["accent"], alpha=0.35, lw=0)
         axes[0].set_ylabel("OOD accuracy")
@@ -287,6 +292,7 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
         handles.append(plt.Rectangle((0, 0), 1, 1, color=COLORS["accent"], alpha=0.35))
         labels += [f"$n = {n}$" for n in pg.xs] + ["appendix's window"]
         fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
+        headline(fig, CLAIM)
     return fig
 
 
@@ -334,6 +340,7 @@ def plot_d_n(pg: PhaseGrid, init, solved: float = 0.75):
             ax.plot(ns ** 2, ns, color="black", ls="--", lw=1.6, label="$d = n^2$" if ax is axes[0] else None)
             outline_cells(ax, pg, cells, xlog=True, ylog=True, hatch="//", ec=(0, 0, 0, 0.5), lw=0,
                           label=f"untrained features already reach {solved:g}" if ax is axes[0] else None)
+        keep_inside(*axes)
         phase_legend(fig)
     return fig
 
@@ -475,15 +482,16 @@ def plot_race(races: Mapping[str, Any], horizon: Optional[float] = None):
                 if step <= last:
                     ax.axvline(step, color=color, ls=":", lw=1.2)
                     ax.annotate(f"{step:.0f}", (step, r.level), xytext=(3, -14), textcoords="offset points",
-                                color=color, fontsize=10)
+                                color=color, fontsize="small")
             ax.axhline(r.level, color="k", ls="--", lw=1.0, label=f"finish line L = {r.level:.2f}")
             ax.set_yscale("log")
             ax.set_ylim(0.5 * min(r.signal_init, r.noise_init), 30 * r.level)
+            keep_inside(ax)
             ax.set_xlabel("step t")
             ax.set_title(f"{m}-modal: the {r.winner} wins", color=COLORS[m])
         axes[0][0].set_ylabel("preactivation size (log)")
         for ax in axes[0]:
-            ax.legend(loc="upper left", fontsize=9)
+            ax.legend(loc="upper left", fontsize="small")
     return fig
 
 

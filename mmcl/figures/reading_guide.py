@@ -5,11 +5,13 @@ which calls :func:`mmcl.experiments.figure1.run_figure1`); :func:`plot_figure1` 
 panels (the chapter "Side by side" shows the same drawing), and this module registers its two layouts."""
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 
 from mmcl.experiments.figure1 import Figure1Result
 from mmcl.experiments.reading_guide import figure1_result, sharpest_finding
-from mmcl.figures.theme import COLORS, save_figure, style
+from mmcl.figures.theme import COLORS, headline, save_figure, style
 from mmcl.figures.registry import FigureSpec, chapter_of
 
 __all__ = ["plot_figure1", "plot_sharpest", "FIGURES"]
@@ -25,11 +27,12 @@ def _band(ax, x, Y, color, label, ls="-"):
 
 
 def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics", ncols: int = 4,
-                 save: bool = True):
+                 save: bool = True, claim: Optional[str] = None):
     """The four panels of Figure 1 (training loss, OOD accuracy under both protocols, signal
     learning, noise memorisation; mean +- 1 s.d. over seeds), saved through
     :func:`mmcl.figures.save_figure`.  ``ncols=4`` is the paper's row (for slides), ``ncols=2`` a
     2x2 grid (for the page).  ``save=False`` only draws (e.g. for ``env.show``, which saves).
+    ``claim``: the title, when the figure states a point (the side-by-side chapter's takeaway).
     Returns ``(fig, paths)`` (``paths`` empty when not saved)."""
     import matplotlib.pyplot as plt
 
@@ -48,21 +51,28 @@ def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics
                     _band(axes[1], c.eval_steps, c.accuracy[protocol], COLORS[mode], f"{labels[mode]}, {protocol}", ls)
             _band(axes[2], t, c.max_gamma, COLORS[mode], labels[mode])
             _band(axes[3], t, c.max_rho, COLORS[mode], labels[mode])
-        titles = ["Training loss", "OOD test accuracy", r"Signal learning  max$_r\,\gamma_r$",
-                  r"Noise memorisation  max$_{r,i}\,\rho_{r,i}$"]
+        # the quantity on a line of its own: four titles side by side fit a slide's row
+        titles = ["Training loss", "OOD test accuracy", "Signal learning\n" r"max$_r\,\gamma_r$",
+                  "Noise memorisation\n" r"max$_{r,i}\,\rho_{r,i}$"]
         for ax, title in zip(axes, titles):
             ax.set_title(title)
             ax.set_xlabel("Epoch")
         axes[1].set_ylim(0.4, 1.02)
         axes[1].axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
         from matplotlib.lines import Line2D
-        modes = axes[0].legend(loc="upper right")
-        axes[0].add_artist(modes)
-        # the line styles of the accuracy panel are explained where there is room: in the loss panel
-        axes[0].legend([Line2D([], [], color="k", ls="-"), Line2D([], [], color="k", ls="--")],
-                       ["OOD acc.: adapt (head fit on OOD)", "OOD acc.: transfer (head fit on train)"],
-                       loc="center right", fontsize="small")
-        fig.suptitle(f"Single- vs multi-modal contrastive learning (mean $\\pm$ 1 s.d. over {len(result.seeds)} seeds)")
+        # one legend under the panels (never over the data): the modes, then the accuracy's line styles
+        handles = [Line2D([], [], color=COLORS[m], lw=2) for m in result.curves]
+        handles += [Line2D([], [], color="k", ls="-"), Line2D([], [], color="k", ls="--")]
+        names = [labels[m] for m in result.curves]
+        names += ["OOD acc.: adapt (head fit on OOD)", "OOD acc.: transfer (head fit on train)"]
+        spread = f"mean $\\pm$ 1 s.d. over {len(result.seeds)} seeds"
+        fig.legend(handles, names, loc="outside lower center", ncol=2 if ncols < 4 else 4,
+                   fontsize="small", frameon=False, title=spread if claim else None,
+                   title_fontsize="small")
+        if claim:
+            headline(fig, claim)
+        else:
+            fig.suptitle(f"Single- vs multi-modal contrastive learning ({spread})")
         paths = save_figure(fig, name, out_dir) if save else []
     return fig, paths
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from mmcl.experiments.setting import TrainedSimilarities, similarities_result
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import style
+from mmcl.figures.theme import headline, style
 
 __all__ = ["draw_similarities", "FIGURES"]
 
 LABEL = "sec-setting"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_similarities``).
+CLAIM = "Single-modal memorises each sample's noise; multi-modal learns the signal"
 
 
 def draw_similarities(result: TrainedSimilarities):
@@ -42,6 +44,7 @@ def draw_similarities(result: TrainedSimilarities):
                 ax.set_xlabel("sample j: label +1, then -1", fontsize="small")
                 ax.set_ylabel("sample i", fontsize="small")
                 fig.colorbar(im, ax=ax, shrink=0.8)
+        headline(fig, CLAIM)
     return fig
 
 

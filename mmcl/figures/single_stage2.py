@@ -19,7 +19,7 @@ from mmcl.experiments.single_stage2 import (EPSILON, ScaleGapSweep, Stage2Downst
                                             comparator_chain, downstream, n_sweep, stage2_run)
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.proofs import scales
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import single_stage2 as cv
 
@@ -27,6 +27,8 @@ __all__ = ["draw_telescoping", "draw_margins", "draw_scale_gap", "draw_downstrea
 
 LABEL = "sec-single-stage2"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_downstream``).
+CLAIM = 'The single-modal loss converges, but the OOD error does not fall'
 
 
 # --------------------------------------------------------------------------------------------
@@ -52,6 +54,7 @@ def draw_telescoping(chain: cv.ComparatorChain, cfg: SyntheticConfig):
         ax.axvline(T1, color=COLORS["reference"], ls="-.", lw=0.8)
         ax.text(T1, 0.36, r" $T_1$", ha="left", va="top", fontsize="small")
         ax.set_ylim(-0.4, 0.4)
+        keep_inside(ax)
         ax.set_xlabel("step t")
         ax.set_title("Lemma C.17: slack / $\\eta$")
         ax.legend(loc="lower right", fontsize="small")
@@ -177,6 +180,7 @@ def draw_downstream(down: Stage2Downstream, run: Stage2Run):
         ax.set_xlabel("training step t")
         ax.set_title("OOD test error: does not")
         ax.legend(loc="lower left", fontsize="x-small", ncol=2)
+        headline(fig, CLAIM)
     return fig
 
 

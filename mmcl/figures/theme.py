@@ -38,7 +38,7 @@ VERDICT_STROKE = {"holds": ("#007a5a", 3.0, ""), "reach-holds": ("#007a5a", 3.0,
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
 __all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "talk", "AUDIT_FILL", "VERDICT_STROKE", "style", "save_figure", "figure_dir",
-           "legend_below"]
+           "legend_below", "headline", "claim_of", "keep_inside"]
 
 
 @contextlib.contextmanager
@@ -76,6 +76,89 @@ def legend_below(fig, axes, ncol: int = 2) -> None:
                 handles.append(h)
                 labels.append(lab)
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small", frameon=False)
+
+
+def headline(fig, claim: str) -> None:
+    """Title ``fig`` with its ``claim``, a sentence a slide can carry (a takeaway figure states
+    its point, it does not describe its axes): the figure's suptitle, at the style's figure title
+    size, above the panels' own titles."""
+    if not isinstance(claim, str) or not claim.strip():
+        raise ValueError(f"claim={claim!r} must be a non-empty sentence, e.g. 'Multi-modal learns the signal'")
+    fig.suptitle(claim)
+
+
+def claim_of(fig) -> str:
+    """The title a figure states its point in: its suptitle (:func:`headline`), else the title of
+    its one titled panel; ``""`` when it has neither (a figure that only describes its axes)."""
+    sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    if sup.strip():
+        return sup
+    titled = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title().strip()]
+    return titled[0] if len(titled) == 1 else ""
+
+
+def _clip_segment(p, q, lo, hi):
+    """The part of segment ``p``-``q`` inside the box ``lo``-``hi`` (Liang-Barsky), or None."""
+    t0, t1 = 0.0, 1.0
+    for k in range(2):
+        d = q[k] - p[k]
+        for num, den in ((p[k] - lo[k], -d), (hi[k] - p[k], d)):
+            if den == 0:
+                if num < 0:
+                    return None
+                continue
+            t = num / den
+            if den < 0:
+                t0 = max(t0, t)
+            else:
+                t1 = min(t1, t)
+    if t0 > t1:
+        return None
+    return [p[k] + t0 * (q[k] - p[k]) for k in range(2)], [p[k] + t1 * (q[k] - p[k]) for k in range(2)]
+
+
+def keep_inside(*axes) -> None:
+    """Cut every line of ``axes`` drawn in data coordinates at the axes' current limits, so that
+    no line runs past them (a curve that leaves the view ends at its edge; a marker beyond it is
+    dropped).  Call it once the limits are set.  Log axes are cut in log space."""
+    import numpy as np
+
+    for ax in axes:
+        logs = [ax.get_xscale() == "log", ax.get_yscale() == "log"]
+        lims = [sorted(ax.get_xlim()), sorted(ax.get_ylim())]
+        lo = [np.log10(v) if lg else v for v, lg in zip((lims[0][0], lims[1][0]), logs)]
+        hi = [np.log10(v) if lg else v for v, lg in zip((lims[0][1], lims[1][1]), logs)]
+        for line in ax.lines:
+            if line.get_transform() != ax.transData:
+                continue
+            xy = [np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)]
+            if xy[0].shape != xy[1].shape or xy[0].ndim != 1:
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pts = np.stack([np.where(v > 0, np.log10(v), np.nan) if lg else v for v, lg in zip(xy, logs)], 1)
+            ok = np.isfinite(pts).all(1)
+            inside = ok & (pts >= np.array(lo)).all(1) & (pts <= np.array(hi)).all(1)
+            if inside[ok].all():
+                continue
+            if line.get_marker() not in ("None", "", " ", None) or len(pts) < 2:
+                out = np.where(inside[:, None], pts, np.nan)
+            else:
+                rows, last = [], None
+                for p, q, good in zip(pts[:-1], pts[1:], ok[:-1] & ok[1:]):
+                    seg = _clip_segment(list(p), list(q), lo, hi) if good else None
+                    if seg is None:
+                        last = None
+                        continue
+                    a, b = seg
+                    if last is None or not np.allclose(last, a):
+                        if rows:
+                            rows.append([np.nan, np.nan])
+                        rows.append(a)
+                    rows.append(b)
+                    last = b
+                out = np.array(rows, dtype=float).reshape(-1, 2)
+            cols = [10 ** out[:, k] if logs[k] else out[:, k] for k in range(2)]
+            line.set_data(cols[0], cols[1])
 
 
 def figure_dir(default: str = "_build/figures") -> Path:

@@ -19,11 +19,13 @@ from mmcl.experiments import decisive_runs as decisive
 from mmcl.experiments import window as experiment
 from mmcl.experiments.theorems_regime import DECISIVE_SCALING
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, legend_below, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, legend_below, style
 
 __all__ = ["draw_errors", "draw_thresholds", "draw_collapse", "collapse_points", "FIGURES"]
 
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_errors``).
+CLAIM = 'Multi-modal wins only in a window of test signals tilted towards μ'
 _PROTOCOL_TITLE = {"adapt": "head refit on 200 OOD samples (adapt)",
                    "transfer": "head from the training data (transfer)"}
 # single-modal drawn wide and light under the multi-modal line, so that both stay visible where they
@@ -80,6 +82,7 @@ def draw_errors(run, protocols=("adapt", "transfer")):
             ax.set_title(_PROTOCOL_TITLE[p], fontsize="small")
         axes[0].set_ylabel(f"OOD test error (n = {run.n:,})")
         legend_below(fig, axes, ncol=3)
+        headline(fig, CLAIM)
     return fig
 
 
@@ -146,6 +149,7 @@ def draw_collapse(points):
         ax.set_xscale("log")
         ax.set_xlim(1e-2, 30)
         ax.set_ylim(-0.02, 0.56)
+        keep_inside(ax)
         ax.set_xlabel("D: discriminability after the fit, from four numbers of the network")
         ax.set_ylabel("measured OOD error (adapt)")
         legend_below(fig, [ax], ncol=3)
