@@ -20,6 +20,7 @@ from mmcl.experiments.coloredmnist.chapter import samples_data, table1_result
 from mmcl.experiments.coloredmnist.data import PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig
 from mmcl.experiments.coloredmnist.runs import RUNS
 from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, save_figure, style
 
@@ -63,7 +64,7 @@ def _colour_of(name: str) -> str:
     if name.startswith("single"):
         return COLORS["single"]
     if name in ("shape_only", "colour_only"):
-        return "#999999"
+        return palette.FAINT
     return COLORS["accent"]
 
 
@@ -107,7 +108,7 @@ def plot_gap(result: Table1Result, out_dir=None, name: str = "coloredmnist-gap")
         for k, (label, m, v) in enumerate(bars):
             paper = k == 0
             for dx, val, mode in ((-w / 2, m, "multi"), (w / 2, v, "single")):
-                ax.bar(k + dx, 100 * val, w, color="white" if paper else COLORS[mode],
+                ax.bar(k + dx, 100 * val, w, color=palette.BACKGROUND if paper else COLORS[mode],
                        edgecolor=COLORS[mode], lw=2, hatch="//" if paper else None,
                        label=None if k != 1 else f"{mode}-modal")
             ax.text(k, 100 * max(m, v) + 3, f"gap {100 * (m - v):.0f} pts", ha="center")
@@ -118,7 +119,7 @@ def plot_gap(result: Table1Result, out_dir=None, name: str = "coloredmnist-gap")
         ax.set_ylabel("test accuracy, colours reversed (%)")
         ax.set_title("ColoredMNIST: the gap depends on how it is measured")
         handles, labels = ax.get_legend_handles_labels()
-        handles.append(Patch(facecolor="white", edgecolor=COLORS["reference"], hatch="//"))
+        handles.append(Patch(facecolor=palette.BACKGROUND, edgecolor=COLORS["reference"], hatch="//"))
         ax.legend(handles, labels + ["the paper"], loc="upper right", ncols=3)
         ax.grid(axis="x", visible=False)
     return _finish(fig, name, out_dir)
@@ -142,20 +143,20 @@ def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredm
         h = 0.38
         for yi, (v, tr, trs, te, tes) in zip(y, rows):
             c = _colour_of(v)
-            ax.barh(yi + h / 2, 100 * tr, h, xerr=100 * trs or None, color=c, alpha=0.35, ecolor="#333333")
-            ax.barh(yi - h / 2, 100 * te, h, xerr=100 * tes or None, color=c, ecolor="#333333")
+            ax.barh(yi + h / 2, 100 * tr, h, xerr=100 * trs or None, color=c, alpha=0.35, ecolor=palette.DARK)
+            ax.barh(yi - h / 2, 100 * te, h, xerr=100 * tes or None, color=c, ecolor=palette.DARK)
             ax.text(100 * te + 1.5 + 100 * tes, yi - h / 2, f"{100 * te:.1f}", va="center", fontsize=10)
         ax.set_yticks(y, [LABELS.get(r[0], r[0]) for r in rows])
-        ax.axvline(10, color="#777777", ls=":", lw=1.2)
+        ax.axvline(10, color=palette.MID, ls=":", lw=1.2)
         ceiling = 1 - ColoredMNISTConfig(**result.settings["data"]).effective_label_noise
-        ax.axvline(100 * ceiling, color="#777777", ls="--", lw=1.2)
+        ax.axvline(100 * ceiling, color=palette.MID, ls="--", lw=1.2)
         ax.set_xlim(0, 108)
         ax.set_xlabel("accuracy on the splits' noisy labels (%)")
         n = len(result.seeds)
-        fig.legend(handles=[Patch(color="#555555", alpha=0.35, label="train (colour agrees with label)"),
-                            Patch(color="#555555", label=f"test (colour reversed){'' if n == 1 else ', mean ± s.d.'}"),
-                            Line2D([], [], color="#777777", ls=":", label="chance"),
-                            Line2D([], [], color="#777777", ls="--", label="label-noise ceiling")],
+        fig.legend(handles=[Patch(color=palette.DARK, alpha=0.35, label="train (colour agrees with label)"),
+                            Patch(color=palette.DARK, label=f"test (colour reversed){'' if n == 1 else ', mean ± s.d.'}"),
+                            Line2D([], [], color=palette.MID, ls=":", label="chance"),
+                            Line2D([], [], color=palette.MID, ls="--", label="label-noise ceiling")],
                    loc="outside upper center", ncol=2)
         ax.grid(axis="y", visible=False)
     return _finish(fig, name, out_dir)
@@ -180,14 +181,14 @@ def plot_feature_probes(result: Table1Result, out_dir=None, name: str = "colored
             sd = [100 * ps[r][key]["sd"] for r in runs]
             ax.bar((x + (k - 0.5) * w).tolist(), m, w, yerr=sd if len(result.seeds) > 1 else None,
                    color=[_colour_of(r) for r in runs], alpha=1.0 if key == "digit" else 0.45,
-                   hatch=hatch, edgecolor="white", label=lab)
-        ax.axhline(10, color="#777777", ls=":", lw=1.2)
+                   hatch=hatch, edgecolor=palette.BACKGROUND, label=lab)
+        ax.axhline(10, color=palette.MID, ls=":", lw=1.2)
         ax.set_xticks(x.tolist(), [RUN_LABELS.get(r, r) for r in runs], rotation=25, ha="right")
         ax.set_ylabel("probe accuracy (%)")
         ax.set_ylim(0, 102)
-        fig.legend(handles=[Patch(color="#555555", label="digit probe"),
-                            Patch(facecolor="#555555", alpha=0.45, hatch="//", edgecolor="white", label="colour probe"),
-                            Line2D([], [], color="#777777", ls=":", label="chance")],
+        fig.legend(handles=[Patch(color=palette.DARK, label="digit probe"),
+                            Patch(facecolor=palette.DARK, alpha=0.45, hatch="//", edgecolor=palette.BACKGROUND, label="colour probe"),
+                            Line2D([], [], color=palette.MID, ls=":", label="chance")],
                    loc="outside upper center", ncol=3)
         ax.grid(axis="x", visible=False)
     return _finish(fig, name, out_dir)

@@ -10,6 +10,7 @@ decisive sweep, cached per ``(size, device)``).  This module draws two figures a
 from __future__ import annotations
 
 from mmcl.experiments import decisive_runs as experiment
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, style
 
@@ -66,7 +67,7 @@ def draw_parts(sweep, mode: str = "multi"):
         rows = [("parallel", "signal", COLORS[mode], "-", "⟨w, ν⟩ signal part, parallel ν"),
                 ("sec33", "signal", COLORS[mode], "--", "⟨w, ν⟩ signal part, Sec. 3.3's ν"),
                 ("sec33", "init", "0.45", "--", "⟨w, ν⟩ init part"),
-                ("sec33", "memorised", "0.7", ":", "⟨w, ν⟩ memorised part"),
+                ("sec33", "memorised", palette.FAINT, ":", "⟨w, ν⟩ memorised part"),
                 ("zeta", "init", "black", "-", "⟨w, ζ⟩ init part"),
                 ("zeta", "memorised", "black", ":", "⟨w, ζ⟩ memorised part")]
         for v, part, color, ls, label in rows:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.matrix_factorisation import snr_sweep_result, world
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.wider import graphs
@@ -25,7 +26,7 @@ __all__ = ["draw_probe_snr", "draw_spectrum", "draw_graphs", "draw_plane", "FIGU
 
 LABEL = "sec-matrix-factorisation"
 #: The probe on the raw images: a baseline, neither modality nor a constant of the paper.
-RAW = "#999999"
+RAW = palette.FAINT
 CHAPTER = chapter_of(__name__)
 
 
@@ -40,7 +41,7 @@ def draw_spectrum(s, nu, k: int, n: int = 12):
         ax.plot(idx, s[:n], "o-", color=COLORS["multi"], label=r"singular values $s_i$ of $\tilde P$")
         ax.plot(idx, nu[:n], "s--", color=COLORS["accent"], mfc="none", ms=9,
                 label=r"eigenvalues of $\bar A$ (induced graph)")
-        ax.plot(idx, s[:n] ** 2, "x", color="k", ms=7, label=r"$s_i^2$")
+        ax.plot(idx, s[:n] ** 2, "x", color=palette.INK, ms=7, label=r"$s_i^2$")
         ax.axvline(k + 0.5, color=COLORS["reference"], lw=1, ls=":")
         ax.text(k + 1.5, 0.45, f"k = C = {k}", color=COLORS["reference"])
         ax.set_xlabel("index i")

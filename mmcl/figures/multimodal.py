@@ -20,6 +20,7 @@ import torch
 
 from mmcl.dynamics import Trajectory
 from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.proofs import multi_stage1 as sync
@@ -60,8 +61,8 @@ def draw_synchronisation(syn: sync.Synchronisation, seeds):
             ax.plot(steps.cpu(), syn.u[b, :T + 1, r].cpu() / scale, color=COLORS["multi"], label=r"$u_r$ (modality 1)")
             ax.plot(steps.cpu(), syn.v[b, :T + 1, r].cpu() / scale, color=COLORS["accent"], ls="--",
                     label=r"$v_r$ (modality 2)")
-            ax.plot(steps.cpu(), pu[:, 0].cpu() / scale, color="k", lw=0.9, ls=":", label="linear map")
-            ax.plot(steps.cpu(), pv[:, 0].cpu() / scale, color="k", lw=0.9, ls=":")
+            ax.plot(steps.cpu(), pu[:, 0].cpu() / scale, color=palette.INK, lw=0.9, ls=":", label="linear map")
+            ax.plot(steps.cpu(), pv[:, 0].cpu() / scale, color=palette.INK, lw=0.9, ls=":")
             ax.axhline(0, color=COLORS["reference"], lw=0.8)
             ax.axvline(float(syn.sync_step[b, r]), color=COLORS["reference"], lw=0.8, ls="--")
             ax.set_title(f"$t'$ = {int(syn.sync_step[b, r])} (seed {seeds[b]}, r = {r})", fontsize="small")
@@ -121,7 +122,7 @@ def draw_stage1(end: sync.Stage1End):
         ax0.plot(end.t1_measured.cpu(), torch.ones(S), "o", color=COLORS["multi"], ms=6,
                  label=r"$\max_r\gamma_r=1$")
         for ax in (ax0, ax1):
-            ax.axvline(T1, color="k", ls="--", lw=1.2, label=r"Lemma 5.4's $T_1$")
+            ax.axvline(T1, color=palette.INK, ls="--", lw=1.2, label=r"Lemma 5.4's $T_1$")
             ax.set_yscale("log")
             ax.set_xlabel("step $t$")
         ax0.set_ylim(1e-3, 30)
@@ -157,7 +158,7 @@ def draw_signal_and_noise(single: Trajectory, multi: Trajectory, t1: float, n: i
         ax1.text(t[-1], 1 / math.sqrt(n) * 1.3, r"$1/\sqrt{n}$ (Lemma 5.4)", ha="right",
                  fontsize="small")
         for ax in (ax0, ax1):
-            ax.axvline(t1, color="k", ls="--", lw=1)
+            ax.axvline(t1, color=palette.INK, ls="--", lw=1)
             ax.set_yscale("log")
             ax.set_xlabel("step $t$")
         ax0.text(t1, 1e-2, r" $T_1$", ha="left", fontsize="small")

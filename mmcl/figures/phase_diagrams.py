@@ -29,6 +29,7 @@ from mmcl.experiments.sweep.formulas import snr_on_curve
 from mmcl.experiments.sweep.phase import PhaseGrid, phase_grid
 from mmcl.experiments.sweep.studies import MODES, ViewSummary, summarise_view
 from mmcl.experiments.sweep.table import SweepTable
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.proofs.assumptions import N_SNR2_MULTI_MIN, N_SNR2_SINGLE_MAX
@@ -116,7 +117,7 @@ def plot_phase_diagram(pg: PhaseGrid, *, xlabel: Optional[str] = None, ylabel: O
                         yc = math.sqrt(ye[iy] * ye[iy + 1]) if ylog else (ye[iy] + ye[iy + 1]) / 2
                         dark = (val - lo) / (hi - lo) < 0.35 if cmap == "viridis" else abs(val) > 0.6 * gm
                         ax.text(xc, yc, f"{val:.2f}", ha="center", va="center", fontsize=8,
-                                color="white" if dark else "black")
+                                color=palette.BACKGROUND if dark else palette.INK)
     acc_label = "OOD accuracy" if pg.value.startswith("acc") else pg.value
     fig.colorbar(meshes[0], ax=axes[:2], shrink=0.9).set_label(acc_label)
     fig.colorbar(meshes[2], ax=axes[2], shrink=0.9).set_label("accuracy gap")
@@ -148,7 +149,7 @@ def outline_cells(ax, pg: PhaseGrid, cells: Iterable[Tuple[Any, Any]], *, xlog: 
                   **patch_kw) -> None:
     """Draw a rectangle over each cell ``(x value, y value)`` of ``pg`` on ``ax`` (a panel of
     :func:`plot_phase_diagram` with the same ``xlog``/``ylog``).  ``patch_kw`` go to
-    ``matplotlib.patches.Rectangle``, e.g. ``fill=False, lw=3, ec="black"`` for an outline or
+    ``matplotlib.patches.Rectangle``, e.g. ``fill=False, lw=3, ec=palette.INK`` for an outline or
     ``hatch="///"`` for a hatched cell; a ``label`` goes to the first cell only."""
     from matplotlib.patches import Rectangle
 
@@ -238,11 +239,11 @@ def plot_n_snr(pg: PhaseGrid, paper_cell: Tuple[Any, Any] = (100, 0.112)):
         outline = paper_cell[0] in pg.xs and paper_cell[1] in pg.ys
         for ax in axes:
             for c, ls in ((0.5, ":"), (1.25, "-"), (2.5, "--")):
-                ax.plot(ns, snr_on_curve(ns, c), color="black", ls=ls, lw=1.6,
+                ax.plot(ns, snr_on_curve(ns, c), color=palette.INK, ls=ls, lw=1.6,
                         label=rf"$n\,\mathrm{{SNR}}^2 = {c}$" if ax is axes[0] else None)
             if outline:
-                outline_cells(ax, pg, [paper_cell], xlog=True, ylog=True, ec="white", lw=4)
-                outline_cells(ax, pg, [paper_cell], xlog=True, ylog=True, ec="black", lw=1.5,
+                outline_cells(ax, pg, [paper_cell], xlog=True, ylog=True, ec=palette.BACKGROUND, lw=4)
+                outline_cells(ax, pg, [paper_cell], xlog=True, ylog=True, ec=palette.INK, lw=1.5,
                               label="Figure 1 of the paper" if ax is axes[0] else None)
         keep_inside(*axes)
         phase_legend(fig)
@@ -270,7 +271,7 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
             x = [n * s ** 2 for s in pg.ys]
             for mode in MODES:
                 axes[0].plot(x, getattr(pg, mode)[:, ix], color=COLORS[mode], marker=markers[n], lw=1, alpha=0.8)
-            axes[1].plot(x, pg.gap[:, ix], color="black", marker=markers[n], lw=1, alpha=0.8)
+            axes[1].plot(x, pg.gap[:, ix], color=palette.INK, marker=markers[n], lw=1, alpha=0.8)
         for ax in axes:
             ax.set_xscale("log")
             ax.xaxis.set_minor_formatter(NullFormatter())  # labelled decades only: they never collide
@@ -288,7 +289,7 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
                         ax.axvline(v, color=COLORS[mode], ls="--", lw=1.3, alpha=0.8)
             handles.append(Line2D([], [], color=COLORS[mode], ls="--", lw=1.3))
             labels.append(f"{mode}: race boundary")
-        handles += [Line2D([], [], color="black", marker=markers[n], lw=0) for n in pg.xs]
+        handles += [Line2D([], [], color=palette.INK, marker=markers[n], lw=0) for n in pg.xs]
         handles.append(plt.Rectangle((0, 0), 1, 1, color=COLORS["accent"], alpha=0.35))
         labels += [f"$n = {n}$" for n in pg.xs] + ["appendix's window"]
         fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
@@ -311,12 +312,12 @@ def plot_cmu(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]]
         for ax in axes[:2]:  # the gap panel carries the numbers instead
             ax.axhline(C_MU_THRESHOLD, color=COLORS["reference"], lw=1.8, ls="--",
                        label=r"the paper's $C_\mu = 2.66$" if ax is axes[0] else None)
-            ax.axhline(1.0, color="black", lw=1.2, ls=":",
+            ax.axhline(1.0, color=palette.INK, lw=1.2, ls=":",
                        label=r"$C_\mu = 1$" if ax is axes[0] else None)
         for mode, bounds in (overlay or {}).items():
             ns = [n for n in sorted(bounds) if math.isfinite(bounds[n])]
             for ax in axes:
-                ax.plot(ns, [bounds[n] for n in ns], color="white", lw=4.5, solid_capstyle="round")
+                ax.plot(ns, [bounds[n] for n in ns], color=palette.BACKGROUND, lw=4.5, solid_capstyle="round")
                 ax.plot(ns, [bounds[n] for n in ns], color=COLORS[mode], lw=2, marker="o", ms=5,
                         label=f"race boundary ({mode}-modal)" if ax is axes[0] else None)
         phase_legend(fig)
@@ -336,8 +337,8 @@ def plot_d_n(pg: PhaseGrid, init, solved: float = 0.75):
         ns = np.geomspace(min(pg.ys) / 1.5, max(pg.ys) * 1.5, 50)
         cells = [(d, n) for iy, n in enumerate(pg.ys) for ix, d in enumerate(pg.xs) if init[iy, ix] >= solved]
         for ax in axes:
-            ax.plot(ns, ns, color="black", ls=":", lw=1.6, label="$d = n$" if ax is axes[0] else None)
-            ax.plot(ns ** 2, ns, color="black", ls="--", lw=1.6, label="$d = n^2$" if ax is axes[0] else None)
+            ax.plot(ns, ns, color=palette.INK, ls=":", lw=1.6, label="$d = n$" if ax is axes[0] else None)
+            ax.plot(ns ** 2, ns, color=palette.INK, ls="--", lw=1.6, label="$d = n^2$" if ax is axes[0] else None)
             outline_cells(ax, pg, cells, xlog=True, ylog=True, hatch="//", ec=(0, 0, 0, 0.5), lw=0,
                           label=f"untrained features already reach {solved:g}" if ax is axes[0] else None)
         keep_inside(*axes)
@@ -357,7 +358,7 @@ def plot_aug_tau(pg: PhaseGrid, pg_loss: PhaseGrid, sigma_xi: float = 1.0, n_epo
                 if max(pg_loss.single[iy, ix], pg_loss.multi[iy, ix]) >= 1.0]
         for ax in axes:
             if ax is not axes[2]:
-                ax.axhline(sigma_xi, color="black", ls="--", lw=1.6,
+                ax.axhline(sigma_xi, color=palette.INK, ls="--", lw=1.6,
                            label=r"$\sigma_\epsilon = \sigma_\xi$" if ax is axes[0] else None)
             outline_cells(ax, pg, slow, xlog=True, ylog=True, hatch="//", ec=(0, 0, 0, 0.5), lw=0,
                           label=rf"a loss still $\geq 1$ after {n_epochs} epochs" if ax is axes[0] else None)
@@ -476,14 +477,14 @@ def plot_race(races: Mapping[str, Any], horizon: Optional[float] = None):
         for ax, m in zip(axes[0], modes):
             r = races[m]
             t = [last * k / 200 for k in range(201)]
-            for name, x0, rate, step, color in (("signal", r.signal_init, r.signal_rate, r.signal_step, COLORS["accent"]),
-                                                ("noise", r.noise_init, r.noise_rate, r.noise_step, COLORS["reference"])):
+            for name, x0, rate, step, color in (("signal", r.signal_init, r.signal_rate, r.signal_step, palette.SIGNAL),
+                                                ("noise", r.noise_init, r.noise_rate, r.noise_step, palette.NOISE)):
                 ax.plot(t, [x0 * (1 + rate) ** s for s in t], color=color, label=f"{name}, rate {rate:.4f}")
                 if step <= last:
                     ax.axvline(step, color=color, ls=":", lw=1.2)
                     ax.annotate(f"{step:.0f}", (step, r.level), xytext=(3, -14), textcoords="offset points",
                                 color=color, fontsize="small")
-            ax.axhline(r.level, color="k", ls="--", lw=1.0, label=f"finish line L = {r.level:.2f}")
+            ax.axhline(r.level, color=palette.INK, ls="--", lw=1.0, label=f"finish line L = {r.level:.2f}")
             ax.set_yscale("log")
             ax.set_ylim(0.5 * min(r.signal_init, r.noise_init), 30 * r.level)
             keep_inside(ax)

@@ -12,6 +12,7 @@ import torch
 from mmcl.experiments.figure1 import Figure1Result
 from mmcl.experiments.reading_guide import figure1_result, sharpest_finding
 from mmcl.figures.theme import COLORS, headline, save_figure, style
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 
 __all__ = ["plot_figure1", "plot_sharpest", "FIGURES"]
@@ -62,7 +63,7 @@ def plot_figure1(result: Figure1Result, out_dir=None, name: str = "fig1-dynamics
         from matplotlib.lines import Line2D
         # one legend under the panels (never over the data): the modes, then the accuracy's line styles
         handles = [Line2D([], [], color=COLORS[m], lw=2) for m in result.curves]
-        handles += [Line2D([], [], color="k", ls="-"), Line2D([], [], color="k", ls="--")]
+        handles += [Line2D([], [], color=palette.INK, ls="-"), Line2D([], [], color=palette.INK, ls="--")]
         names = [labels[m] for m in result.curves]
         names += ["OOD acc.: adapt (head fit on OOD)", "OOD acc.: transfer (head fit on train)"]
         spread = f"mean $\\pm$ 1 s.d. over {len(result.seeds)} seeds"

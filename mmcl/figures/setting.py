@@ -9,6 +9,7 @@ memorised noise shows as a diagonal, learned signal as label blocks.
 from __future__ import annotations
 
 from mmcl.experiments.setting import TrainedSimilarities, similarities_result
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import headline, style
 
@@ -37,8 +38,8 @@ def draw_similarities(result: TrainedSimilarities):
                 S = result.sims[mode, epoch]
                 im = ax.imshow(S, cmap="viridis", vmin=0, vmax=float(S.quantile(0.995)),
                                interpolation="nearest")
-                ax.axhline(result.n_pos - 0.5, color="white", lw=1)
-                ax.axvline(result.n_pos - 0.5, color="white", lw=1)
+                ax.axhline(result.n_pos - 0.5, color=palette.BACKGROUND, lw=1)
+                ax.axvline(result.n_pos - 0.5, color=palette.BACKGROUND, lw=1)
                 ax.set_title(f"{who[mode]}\nepoch {epoch}", fontsize="medium")
                 ax.set_xticks([]), ax.set_yticks([])
                 ax.set_xlabel("sample j: label +1, then -1", fontsize="small")

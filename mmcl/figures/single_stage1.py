@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.single_stage1 import recursion_check, stage1_runs
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.model.config import SyntheticConfig
@@ -44,7 +45,7 @@ def draw_recursion_vs_gd(check: dg.RecursionCheck):
     pairs += [(r_show[0], int(rec.rho[-1, r_show[0]].argmax())), (r_show[1], int(rec.rho[-1, r_show[1]].argmin()))]
     t_all = rec.steps.cpu()
     # all single-modal: three shades of the single-modal colour, told apart by the line style
-    shades = (COLORS["single"], "#E69F00", "#7F3800")
+    shades = (COLORS["single"], palette.EXTRA[0], palette.EXTRA[2])
     dashes = ("-", "--", ":")
     with style():
         fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), constrained_layout=True)
@@ -106,7 +107,7 @@ def draw_noise_growth(growth: dg.NoiseGrowth, cfg: SyntheticConfig):
         ax.text(float(steps[-1]) * 3 / 4, 1.15 * cfg.n ** -0.5, r"$1/\sqrt{n}$", fontsize="medium",
                 color=COLORS["reference"])
         ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.", label=r"Lemma 5.2: $T_1$")
-        ax.plot(g.t1_measured, torch.ones_like(g.t1_measured), "v", color="k", ms=8, label=r"measured $T_1$")
+        ax.plot(g.t1_measured, torch.ones_like(g.t1_measured), "v", color=palette.INK, ms=8, label=r"measured $T_1$")
         ax.set_yscale("log")
         ax.set_ylim(3e-3, 5)
         ax.set_xlabel("step t")
@@ -132,9 +133,9 @@ def draw_sign_sets(reports: dict, seed: int = 0):
         ax = axes[0]
         sig0, fl0 = fd.signal[seed], fd.flipped[seed]  # (K, m), (m,)
         for r in range(sig0.shape[-1]):
-            ax.plot(steps, sig0[:, r], color=COLORS["single"] if fl0[r] else "0.7", lw=2 if fl0[r] else 0.8,
+            ax.plot(steps, sig0[:, r], color=COLORS["single"] if fl0[r] else palette.FAINT, lw=2 if fl0[r] else 0.8,
                     zorder=3 if fl0[r] else 1)
-        ax.axhline(0, color="k", lw=0.8)
+        ax.axhline(0, color=palette.INK, lw=0.8)
         ax.set_ylim(-0.25, 0.25)
         keep_inside(ax)
         ax.set_xlabel("step t")

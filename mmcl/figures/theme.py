@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Iterator, List
 
+from mmcl.figures import palette
+
 #: The house style, ``styles/mmcl.mplstyle`` beside this module, applied by :func:`mmcl.figures.style`.
 #:
 #: :meta hide-value:
@@ -28,13 +30,14 @@ FORMATS = ("pdf", "svg", "png")
 # no creation dates in the PDF and SVG metadata
 _METADATA = {"pdf": {"Creator": "mmcl", "CreationDate": None}, "svg": {"Creator": "mmcl", "Date": None},
              "png": {"Creator": "mmcl"}}
-COLORS = {"single": "#D55E00", "multi": "#0072B2", "reference": "#444444", "accent": "#009E73"}
-#: The Blueprint's colours (``mmcl.proofs.blueprint``): the fill of a statement by its proof audit,
-#: the border ``(colour, width, dash)`` by its measured verdict (``""``: none), Okabe-Ito tints.
-AUDIT_FILL = {"valid": "#cfe8dc", "gap-inside": "#f4c7c0", "gap-outside": "#f9e2b0", "not-audited": "#eeeeee"}
-VERDICT_STROKE = {"holds": ("#007a5a", 3.0, ""), "reach-holds": ("#007a5a", 3.0, "6,2"), "beyond": ("#2e6da4", 3.0, ""),
-                  "fails": ("#c0392b", 3.5, ""), "reach-fails": ("#c0392b", 3.5, "6,2"),
-                  "outside": ("#a06a00", 2.5, "5,3"), "": ("#888888", 1.0, "")}
+#: The figures' colours by role, from :mod:`mmcl.figures.palette` (the one palette): the two
+#: modes, the paper's grey for references, and the signal's green as an accent.
+COLORS = {"single": palette.SINGLE, "multi": palette.MULTI, "reference": palette.PAPER_GREY,
+          "accent": palette.SIGNAL}
+#: The Blueprint's colours (``mmcl.proofs.blueprint``), from :mod:`mmcl.figures.palette`: the fill
+#: of a statement by its proof audit, the border ``(colour, width, dash)`` by its measured verdict.
+AUDIT_FILL = palette.AUDIT_FILL
+VERDICT_STROKE = palette.VERDICT_STROKE
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
 __all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "talk", "AUDIT_FILL", "VERDICT_STROKE", "style", "save_figure", "figure_dir",

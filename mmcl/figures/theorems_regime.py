@@ -22,6 +22,7 @@ import math
 from typing import Mapping
 
 from mmcl.experiments import theorems_regime as tr
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, style
 
@@ -56,7 +57,7 @@ def draw_conditions(conditions: Mapping[int, list]):
             for j, n in enumerate(sizes):
                 ok = conditions[n][i].holds
                 ax.text(j, i, "holds" if ok else "fails", ha="center", va="center", fontsize="x-small",
-                        color="black" if abs(F[i, j]) < 2 else "white", fontweight="normal" if ok else "bold")
+                        color=palette.INK if abs(F[i, j]) < 2 else palette.BACKGROUND, fontweight="normal" if ok else "bold")
         ax.set_xticks(range(len(sizes)), [f"n = {n}" for n in sizes])
         ax.set_yticks(range(len(keys)), keys)
         ax.set_title("Assumption 4.1 along the scaling (δ = 0.1)")

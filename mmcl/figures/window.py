@@ -18,6 +18,7 @@ import math
 from mmcl.experiments import decisive_runs as decisive
 from mmcl.experiments import window as experiment
 from mmcl.experiments.theorems_regime import DECISIVE_SCALING
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, legend_below, style
 
@@ -107,12 +108,12 @@ def draw_thresholds(runs, protocol: str = "adapt"):
                 meas.append(top if th.measured is None else th.measured)
                 pred.append(top if th.predicted is None else th.predicted)
             ax.plot(xs, meas, color=COLORS[mode], marker="o", ms=5, lw=1.6, label=f"{mode}-modal, measured")
-            ax.plot(xs, pred, color=COLORS[mode], marker="o", mfc="white", ms=6, lw=1.0, ls=(0, (1.5, 1.5)),
+            ax.plot(xs, pred, color=COLORS[mode], marker="o", mfc=palette.BACKGROUND, ms=6, lw=1.0, ls=(0, (1.5, 1.5)),
                     label=f"{mode}-modal, predicted")
         ax.plot(ns, [runs[n].cfg.nu_cos for n in ns], color=COLORS["reference"], ls="-.", lw=1.0,
                 label="Sec. 3.3's ν")
         ax.axhline(1.0, color=COLORS["reference"], lw=1.0, label="paper's ν ∥ μ (cos = 1)")
-        ax.axhspan(1.0, top * 1.3, color="0.92", lw=0, zorder=0)
+        ax.axhspan(1.0, top * 1.3, color=palette.SHADE, lw=0, zorder=0)
         ax.text(ns[0], 1.15, "never reaches 1/4", fontsize="x-small", color=COLORS["reference"])
         ax.set_xscale("log")
         ax.set_yscale("log")
