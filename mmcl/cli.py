@@ -2,7 +2,7 @@
 
 ``mmcl figure NAME --out DIR`` makes any figure of the book without building it (``mmcl figure
 --list`` lists them; ``mmcl figure fig1 --seeds 5`` is the paper's Figure 1 with its own options);
-the other subcommands (ColoredMNIST, sweeps, the decisive runs, the GPU check, notebooks, the CPU code path) register
+the other subcommands (ColoredMNIST, sweeps, the decisive runs, a talk's deck, the GPU check, notebooks, the CPU code path) register
 themselves in
 ``COMMANDS``.
 """
@@ -22,6 +22,7 @@ COMMANDS = {
     "sweep": "mmcl.commands.sweep:add_parser",
     "regime": "mmcl.commands.regime:add_parser",
     "window": "mmcl.commands.window:add_parser",
+    "talk": "mmcl.commands.talk:add_parser",
     "gpu-check": "mmcl.commands.gpu_check:add_parser",
     "notebooks": "mmcl.booksupport.notebooks:add_parser",
     "codepath": "mmcl.codepath:add_parser",
