@@ -195,16 +195,96 @@ def test_the_reading_guides_map_links_every_chapter():
         "Sec. 3.3; Eqs. (12), (13); Assumption 4.1; Figure 1"
 
 
-def test_figure_modules_only_draw():
-    """Sizes, seeds and cached runs live in mmcl.experiments.<slug>: a figure module holds no size
-    table, caches nothing and runs no simulation or training."""
+# what a chapter's figure module may import: the drawing libraries, the figures package, and
+# plain values from the library (result types, constants); it calls no computation but its own
+# chapter's experiment module (mmcl.experiments.<slug>, which returns what the figures draw)
+DRAWING_IMPORTS = ("__future__", "typing", "math", "dataclasses", "collections", "matplotlib", "numpy", "torch",
+                   "mmcl.figures")
+BLUEPRINT_DRAWING = {"plot_blueprint"}
+
+
+def computing_imports(module: str):
+    """What the figure module ``module`` takes from the library to compute with: every imported
+    name of mmcl (outside mmcl.figures and the chapter's own experiment) that is a function, and
+    every call of a function through an imported mmcl module (``alias.function(...)``)."""
     import importlib
     import inspect
 
+    slug = module.rpartition(".")[2]
+    own = f"mmcl.experiments.{slug}"
+    src = inspect.getsource(importlib.import_module(module))
+    tree = ast.parse(src)
+    found, aliases = [], {}
+    skip = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name in BLUEPRINT_DRAWING
+            for n in ast.walk(f)}  # the Blueprint's drawing is redone apart
+
+    def is_own(name):
+        return name == own or name.startswith(own + ".")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if not a.name.startswith(DRAWING_IMPORTS) and not is_own(a.name):
+                    found.append(f"import {a.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith(DRAWING_IMPORTS) or is_own(node.module):
+                continue
+            if not node.module.startswith("mmcl"):
+                found.append(f"from {node.module} import ...")
+                continue
+            source = importlib.import_module(node.module)
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                obj = getattr(source, a.name, None)
+                if inspect.ismodule(obj) or obj is None:
+                    if not is_own(full):
+                        aliases[a.asname or a.name] = importlib.import_module(full)
+                elif inspect.isclass(obj) or not callable(obj):
+                    continue  # a result type or a constant
+                elif node.module == "mmcl._utils" and a.name.startswith("check_"):
+                    continue  # an argument check
+                else:
+                    found.append(f"{full} (a function)")
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in aliases):
+            obj = getattr(aliases[node.func.value.id], node.func.attr, None)
+            if callable(obj) and not inspect.isclass(obj):
+                found.append(f"{aliases[node.func.value.id].__name__}.{node.func.attr}(...) (line {node.lineno})")
+    return sorted(set(found))
+
+
+def test_the_import_check_finds_a_computation(monkeypatch):
+    """The check below can fail: a figure module that imports a proof's function is caught."""
+    import inspect
+
+    monkeypatch.setattr(inspect, "getsource", lambda m: (
+        "from mmcl.proofs.predictions import stage1_race, Stage1Race\n"
+        "from mmcl.wider import graphs\nx = graphs.normalised_adjacency(1)\ny = graphs.SNRSweep\n"))
+    found = computing_imports("mmcl.figures.setting")
+    assert found == ["mmcl.proofs.predictions.stage1_race (a function)",
+                     "mmcl.wider.graphs.normalised_adjacency(...) (line 3)"]
+
+
+def test_figure_modules_only_draw():
+    """Sizes, seeds and cached runs live in mmcl.experiments.<slug>: a figure module holds no size
+    table, caches nothing and runs no simulation or training; and it imports only what draws
+    (matplotlib, numpy, torch's tensors, mmcl.figures), plain result types and constants of the
+    library, and its own chapter's experiment module, which returns what its figures draw."""
+    import importlib
+    import inspect
+
+    offenders = {}
     for module in registry.modules():
         src = inspect.getsource(importlib.import_module(module))
         for what in ('"tiny"', "lru_cache", "load_or_compute", "simulate(", "train_model(", "run_table1("):
             assert what not in src, f"{module} computes ({what}); move it to mmcl.experiments"
+        found = computing_imports(module)
+        if found:
+            offenders[module] = found
+    assert not offenders, f"figure modules that compute (move it to the chapter's experiment): {offenders}"
 
 
 def test_specs_are_well_formed():

@@ -19,7 +19,7 @@ import math
 import torch
 
 from mmcl.dynamics import Trajectory
-from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end
+from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end, sync_examples
 from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, style
@@ -37,35 +37,22 @@ CLAIM = 'Multi-modal learns more signal, but its noise stays of order one, not 1
 # --------------------------------------------------------------------------------------------
 # Drawing
 # --------------------------------------------------------------------------------------------
-def draw_synchronisation(syn: sync.Synchronisation, seeds):
+def draw_synchronisation(examples, seeds):
     """Lemma D.3: ``u_r``, ``v_r`` of three neurons that start out of step (predicted ``t'`` near 3,
-    10 and 25 steps, winning side predicted right) with the linear stage-1 map."""
+    10 and 25 steps, winning side predicted right) with the linear stage-1 map; ``examples``:
+    :func:`mmcl.experiments.multimodal.sync_examples`."""
     import matplotlib.pyplot as plt
 
-    m = syn.u.shape[-1]
-    opp = syn.opposite0
-    synced = opp & syn.synchronised
     with style():
         fig, axes = plt.subplots(1, 3, figsize=(8.0, 3.0), sharey=True, constrained_layout=True)
-        right = (syn.sign == syn.predicted_sign) & opp
-        picked = []  # three out-of-step neurons (any seed) whose predicted t' is near 3, 10 and 25 steps
-        for target in (3, 10, 25):
-            gap = torch.where(right, (syn.predicted_step - target).abs(), torch.full_like(syn.predicted_step, math.inf))
-            b, r = divmod(int(gap.argmin()), m)
-            picked.append((b, r))
-        for ax, (b, r) in zip(axes[:3], picked):
-            T = int(min(2.5 * float(syn.sync_step[b, r]) + 8, 60))
-            steps = syn.steps[:T + 1]
-            scale = float(max(syn.u[b, 0, r].abs(), syn.v[b, 0, r].abs()))
-            pu, pv = sync.stage1_signal_prediction(syn.u[b, 0, r:r + 1], syn.v[b, 0, r:r + 1], syn.kappa[b], steps)
-            ax.plot(steps.cpu(), syn.u[b, :T + 1, r].cpu() / scale, color=COLORS["multi"], label=r"$u_r$ (modality 1)")
-            ax.plot(steps.cpu(), syn.v[b, :T + 1, r].cpu() / scale, color=COLORS["accent"], ls="--",
-                    label=r"$v_r$ (modality 2)")
-            ax.plot(steps.cpu(), pu[:, 0].cpu() / scale, color=palette.INK, lw=0.9, ls=":", label="linear map")
-            ax.plot(steps.cpu(), pv[:, 0].cpu() / scale, color=palette.INK, lw=0.9, ls=":")
+        for ax, ex in zip(axes[:3], examples):
+            ax.plot(ex.steps, ex.u, color=COLORS["multi"], label=r"$u_r$ (modality 1)")
+            ax.plot(ex.steps, ex.v, color=COLORS["accent"], ls="--", label=r"$v_r$ (modality 2)")
+            ax.plot(ex.steps, ex.pu, color=palette.INK, lw=0.9, ls=":", label="linear map")
+            ax.plot(ex.steps, ex.pv, color=palette.INK, lw=0.9, ls=":")
             ax.axhline(0, color=COLORS["reference"], lw=0.8)
-            ax.axvline(float(syn.sync_step[b, r]), color=COLORS["reference"], lw=0.8, ls="--")
-            ax.set_title(f"$t'$ = {int(syn.sync_step[b, r])} (seed {seeds[b]}, r = {r})", fontsize="small")
+            ax.axvline(float(ex.sync_step), color=COLORS["reference"], lw=0.8, ls="--")
+            ax.set_title(f"$t'$ = {ex.sync_step} (seed {seeds[ex.b]}, r = {ex.r})", fontsize="small")
             ax.set_xlabel("step $t$")
         axes[0].set_ylabel("preactivation / initial max")
         axes[0].legend(loc="best", fontsize="x-small")
@@ -194,7 +181,7 @@ def draw_noise(multi: Trajectory, cases: sync.NoiseCases):
 # --------------------------------------------------------------------------------------------
 def _synchronisation(size, device):
     r = multimodal_runs(size, device)
-    return draw_synchronisation(r.syn, r.seeds)
+    return draw_synchronisation(sync_examples(r.syn), r.seeds)
 
 
 def _stage1(size, device):

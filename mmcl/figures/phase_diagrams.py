@@ -24,10 +24,9 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
-from mmcl.experiments.phase_diagrams import config, race_overlay, study_table, t1_tables
-from mmcl.experiments.sweep.formulas import snr_on_curve
-from mmcl.experiments.sweep.phase import PhaseGrid, phase_grid
-from mmcl.experiments.sweep.studies import MODES, ViewSummary, summarise_view
+from mmcl.experiments import phase_diagrams as experiment
+from mmcl.experiments.sweep.phase import PhaseGrid
+from mmcl.experiments.sweep.studies import MODES, ViewSummary
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
@@ -226,20 +225,19 @@ def _check_overlay(overlay):
     return overlay
 
 
-def plot_n_snr(pg: PhaseGrid, paper_cell: Tuple[Any, Any] = (100, 0.112)):
+def plot_n_snr(pg: PhaseGrid, curves: Mapping[float, Tuple[Any, Any]],
+               paper_cell: Tuple[Any, Any] = (100, 0.112)):
     """Phase diagram over ``n`` and the SNR (the ``"n_snr"`` study) with the curves
-    ``n SNR^2 = 0.5, 1.25, 2.5`` of Assumption 4.1(6) and Figure 1's cell ``paper_cell``
-    outlined (where the grid has it)."""
-    import numpy as np
-
+    ``n SNR^2 = c`` of Assumption 4.1(6) (``curves``: ``{c: (n, snr)}``, e.g.
+    :func:`mmcl.experiments.phase_diagrams.n_snr_curves`; dotted, solid, dashed in order) and
+    Figure 1's cell ``paper_cell`` outlined (where the grid has it)."""
     with style():
         fig, axes = plot_phase_diagram(pg, xlabel="training samples $n$", ylabel="SNR", xlog=True, ylog=True,
                                        title=r"OOD accuracy over $n$ and SNR ($d = 2000$, $C_\mu = 3$)")
-        ns = np.geomspace(min(pg.xs) / 1.5, max(pg.xs) * 1.5, 50)
         outline = paper_cell[0] in pg.xs and paper_cell[1] in pg.ys
         for ax in axes:
-            for c, ls in ((0.5, ":"), (1.25, "-"), (2.5, "--")):
-                ax.plot(ns, snr_on_curve(ns, c), color=palette.INK, ls=ls, lw=1.6,
+            for (c, (ns, snr)), ls in zip(curves.items(), (":", "-", "--", "-.")):
+                ax.plot(ns, snr, color=palette.INK, ls=ls, lw=1.6,
                         label=rf"$n\,\mathrm{{SNR}}^2 = {c}$" if ax is axes[0] else None)
             if outline:
                 outline_cells(ax, pg, [paper_cell], xlog=True, ylog=True, ec=palette.BACKGROUND, lw=4)
@@ -425,39 +423,30 @@ def plot_t1_studies(tables: Mapping[str, SweepTable], n_epochs: int = 200):
 # --------------------------------------------------------------------------------------------
 # The registry: each figure computes through mmcl.experiments.phase_diagrams, then draws
 # --------------------------------------------------------------------------------------------
-def _n_snr_grid(size, device):
-    return phase_grid(study_table("n_snr", size, device), "n", "snr")
-
-
-def _aug_grids(size, device):
-    t = study_table("aug_tau", size, device)
-    return phase_grid(t, "tau", "sigma_eps"), phase_grid(t, "tau", "sigma_eps", "loss")
-
-
 def _make_n_snr(size, device):
-    return plot_n_snr(_n_snr_grid(size, device))
+    pg = experiment.n_snr_grid(size, device)
+    return plot_n_snr(pg, experiment.n_snr_curves(pg))
 
 
 def _make_collapse(size, device):
-    return plot_n_snr_collapse(_n_snr_grid(size, device), overlay=race_overlay("n_snr", size))
+    return plot_n_snr_collapse(experiment.n_snr_grid(size, device), overlay=experiment.race_overlay("n_snr", size))
 
 
 def _make_cmu(size, device):
-    return plot_cmu(phase_grid(study_table("cmu", size, device), "n", "c_mu"), overlay=race_overlay("cmu", size))
+    return plot_cmu(experiment.cmu_grid(size, device), overlay=experiment.race_overlay("cmu", size))
 
 
 def _make_d_n(size, device):
-    t = study_table("d_n", size, device)
-    return plot_d_n(phase_grid(t, "dim", "n"), phase_grid(t, "dim", "n", "acc_adapt_init").single)
+    return plot_d_n(*experiment.d_n_grids(size, device))
 
 
 def _make_aug(size, device):
-    base = config(size)
-    return plot_aug_tau(*_aug_grids(size, device), sigma_xi=base.sigma_xi, n_epochs=base.n_epochs)
+    base = experiment.config(size)
+    return plot_aug_tau(*experiment.aug_grids(size, device), sigma_xi=base.sigma_xi, n_epochs=base.n_epochs)
 
 
 def _make_view(size, device):
-    return plot_denoised_view(summarise_view(study_table("view", size, device)), study_table("cmu", size, device))
+    return plot_denoised_view(experiment.view_summary(size, device), experiment.study_table("cmu", size, device))
 
 
 def plot_race(races: Mapping[str, Any], horizon: Optional[float] = None):
@@ -497,14 +486,11 @@ def plot_race(races: Mapping[str, Any], horizon: Optional[float] = None):
 
 
 def _make_race(size, device):
-    from mmcl.proofs.predictions import stage1_race
-
-    cfg = config(size)
-    return plot_race({m: stage1_race(cfg, m) for m in MODES})
+    return plot_race(experiment.race(size))
 
 
 def _make_t1(size, device):
-    return plot_t1_studies(t1_tables(size, device), config(size).n_epochs)
+    return plot_t1_studies(experiment.t1_tables(size, device), experiment.config(size).n_epochs)
 
 
 FIGURES = [

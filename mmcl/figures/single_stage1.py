@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import torch
 
-from mmcl.experiments.single_stage1 import recursion_check, stage1_runs
+from mmcl.experiments.single_stage1 import BDynamicsLines, b_dynamics_lines, recursion_check, stage1_runs
 from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.model.config import SyntheticConfig
-from mmcl.proofs import predictions
 from mmcl.proofs import single_stage1 as dg
 
 __all__ = ["draw_recursion_vs_gd", "draw_noise_growth", "draw_sign_sets", "draw_b_dynamics", "FIGURES"]
@@ -153,15 +152,13 @@ def draw_sign_sets(reports: dict, seed: int = 0):
     return fig
 
 
-def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
+def draw_b_dynamics(medians: dg.CoefficientMedians, lines: BDynamicsLines):
     """Sec. 5.1: the medians of the self coefficient ``a``, the cross coefficient ``b`` and ``b/a``
-    over the steps, with the paper's ``1/2``, the uniform-derivative ``M/(M+1)``
-    (:func:`~mmcl.proofs.predictions.b_dynamics_prediction`) and Lemma 5.2's ``T1``."""
+    over the steps, with the paper's ``1/2``, the uniform-derivative ``M/(M+1)`` and Lemma 5.2's
+    ``T1`` (``lines``: :func:`~mmcl.experiments.single_stage1.b_dynamics_lines`)."""
     import matplotlib.pyplot as plt
 
-    from mmcl.proofs.predictions import t1_single
-
-    a_pred, _ = predictions.b_dynamics_prediction(cfg)
+    a_pred = lines.self_share
     steps = medians.steps
     with style():
         fig, ax = plt.subplots(figsize=(7.5, 4.2), constrained_layout=True)
@@ -171,7 +168,7 @@ def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
         ax.axhline(0.5, color=COLORS["reference"], ls="--", lw=1)
         ax.text(float(steps[-1]) * 3 / 10, 0.52, r"$\frac{1}{2}$ (Sec. 5.1)", fontsize="large")
         ax.axhline(a_pred, color=COLORS["single"], ls=":", lw=1, label="$M/(M+1)$")
-        ax.axvline(t1_single(cfg), color=COLORS["reference"], lw=0.8, ls="-.")
+        ax.axvline(lines.t1, color=COLORS["reference"], lw=0.8, ls="-.")
         ax.set_xlabel("step t")
         ax.set_ylabel("median over neurons, classes, seeds")
         ax.set_ylim(0, 1.05)
@@ -194,7 +191,7 @@ def _signs(size, device):
 
 def _b(size, device):
     r = stage1_runs(size, device)
-    return draw_b_dynamics(r["medians"], r["cfg"])
+    return draw_b_dynamics(r["medians"], b_dynamics_lines(r["cfg"]))
 
 
 FIGURES = [

@@ -16,7 +16,8 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.single_stage2 import (EPSILON, ScaleGapSweep, Stage2Downstream, Stage2Run,
-                                            comparator_chain, downstream, n_sweep, stage2_run)
+                                            comparator_chain, downstream, n_sweep, scale_gap_result,
+                                            stage2_run)
 from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.proofs import scales
@@ -197,8 +198,7 @@ def _margins(size, device):
 
 
 def _scale_gap(size, device):
-    r = stage2_run(size, device)
-    return draw_scale_gap(scales.scale_gap(r.traj, r.t1), n_sweep(size, device))
+    return draw_scale_gap(scale_gap_result(size, device), n_sweep(size, device))
 
 
 def _downstream(size, device):
