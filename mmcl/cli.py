@@ -81,13 +81,14 @@ def _figure1(args):
     """``mmcl figure fig1``: Figure 1 with a chosen number of seeds, engine and precision."""
     from mmcl.model.config import SyntheticConfig
     from mmcl.experiments.figure1 import run_figure1
-    from mmcl.figures.reading_guide import plot_figure1
+    from mmcl.figures.figure1 import draw_figure1
+    from mmcl.figures.theme import save_figure
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
     res = run_figure1(SyntheticConfig(), range(args.seeds), engine=args.engine, device=args.device,
                       dtype=args.dtype, progress=sys.stderr.isatty())
-    _, paths = plot_figure1(res, args.out)
+    paths = save_figure(draw_figure1(res), "fig1-dynamics", args.out)
     for mode, c in res.curves.items():
         f = c.final()
         print(f"{mode:>6}: loss {f['loss']:.4f}  OOD acc adapt {f['acc_adapt']:.3f} transfer {f['acc_transfer']:.3f}  "

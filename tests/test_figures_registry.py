@@ -287,6 +287,28 @@ def test_figure_modules_only_draw():
     assert not offenders, f"figure modules that compute (move it to the chapter's experiment): {offenders}"
 
 
+def test_one_figure_contract_draw_returns_the_figure_and_saves_nothing():
+    """Every public drawing of mmcl/figures is ``draw_*`` (the Blueprint's ``plot_blueprint``, redone
+    apart, aside), takes no output folder and saves nothing (saving is the book's ``env.show`` and
+    the registry's ``save``), and no figure file exceeds 500 lines."""
+    import importlib
+    import inspect
+
+    folder = ROOT / "mmcl" / "figures"
+    for path in sorted(folder.glob("*.py")):
+        n_lines = len(path.read_text().splitlines())
+        assert n_lines <= 500, f"{path.name}: {n_lines} lines; split it (at most 500)"
+        module = importlib.import_module(f"mmcl.figures.{path.stem}")
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ != module.__name__ or name.startswith("_") or name in BLUEPRINT_DRAWING:
+                continue
+            assert not name.startswith("plot_"), f"{path.name}: {name} should be draw_{name[5:]}"
+            if name.startswith("draw_"):
+                params = set(inspect.signature(fn).parameters)
+                assert not params & {"out_dir", "save"}, f"{path.name}: {name} saves ({params & {'out_dir', 'save'}})"
+                assert "save_figure(" not in inspect.getsource(fn), f"{path.name}: {name} saves"
+
+
 def test_specs_are_well_formed():
     for name, spec in SPECS.items():
         assert re.fullmatch(r"[a-z0-9][a-z0-9\-]*", name), name

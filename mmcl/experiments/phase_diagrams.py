@@ -122,8 +122,8 @@ def race_overlay(study: str, size: str = "default") -> Dict[str, Dict[int, float
     """The predicted race boundaries on the grid of ``study`` (``"n_snr"`` or ``"cmu"``) at
     ``size``: ``{mode: {n: boundary}}`` over the grid's ``n`` (:func:`race_boundary`), for both
     modes in ``"n_snr"`` and for the multi-modal mode in ``"cmu"``; what
-    :func:`mmcl.figures.phase_diagrams.plot_n_snr_collapse` and
-    :func:`mmcl.figures.phase_diagrams.plot_cmu` take as ``overlay``."""
+    :func:`mmcl.figures.phase_diagrams.draw_n_snr_collapse` and
+    :func:`mmcl.figures.phase_diagrams.draw_cmu` take as ``overlay``."""
     if study not in _RACE_VARIABLE:
         raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
     modes = MODES if study == "n_snr" else ("multi",)

@@ -5,9 +5,9 @@ conditions, the Figure 1 runs and the ``C_mu`` sweep, at the chapter's sizes), w
 :mod:`mmcl.proofs.assumptions` and :mod:`mmcl.experiments.figure1`; this module draws them and
 registers the three figures:
 
-* :func:`plot_anticoncentration` -- Lemma B.1, the exact probability against both bounds;
-* :func:`plot_conditions` -- Assumption 4.1 condition by condition;
-* :func:`plot_c_mu` -- what breaking ``C_mu >= 2.66`` does.
+* :func:`draw_anticoncentration` -- Lemma B.1, the exact probability against both bounds;
+* :func:`draw_conditions` -- Assumption 4.1 condition by condition;
+* :func:`draw_c_mu` -- what breaking ``C_mu >= 2.66`` does.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.proofs import assumptions as A
 
-__all__ = ["plot_anticoncentration", "plot_conditions", "plot_c_mu", "FIGURES"]
+__all__ = ["draw_anticoncentration", "draw_conditions", "draw_c_mu", "FIGURES"]
 
 LABEL = "sec-assumptions"
 CHAPTER = chapter_of(__name__)
@@ -32,7 +32,7 @@ CHAPTER = chapter_of(__name__)
 # --------------------------------------------------------------------------------------------
 # Lemma B.1
 # --------------------------------------------------------------------------------------------
-def plot_anticoncentration(curves: AnticoncentrationCurves):
+def draw_anticoncentration(curves: AnticoncentrationCurves):
     """Left: the exact probability and both bounds; right: each bound over the exact probability.
     Shaded: where the printed bound exceeds 1."""
     import matplotlib.pyplot as plt
@@ -66,7 +66,7 @@ def plot_anticoncentration(curves: AnticoncentrationCurves):
 # --------------------------------------------------------------------------------------------
 # Assumption 4.1
 # --------------------------------------------------------------------------------------------
-def plot_conditions(conditions: List[A.Condition]):
+def draw_conditions(conditions: List[A.Condition]):
     """One bar per condition: ``log10`` of the factor by which it holds (> 0) or fails (< 0), in
     the verdicts' colours (:data:`mmcl.figures.palette.VERDICT`), clipped to ``[-10, 3]``."""
     import matplotlib.pyplot as plt
@@ -91,7 +91,7 @@ def plot_conditions(conditions: List[A.Condition]):
 # --------------------------------------------------------------------------------------------
 # Breaking C_mu >= 2.66
 # --------------------------------------------------------------------------------------------
-def plot_c_mu(res: CMuSweep):
+def draw_c_mu(res: CMuSweep):
     """Left: final OOD accuracy of the multi-modal network against ``C_mu`` (both protocols), the
     single-modal baseline as bands; right: final ``max gamma`` and ``max rho``.  Dotted: the
     exponent-1 point, the paper's 2.66 and what the proof needs at this ``n SNR^2``."""
@@ -133,15 +133,15 @@ def plot_c_mu(res: CMuSweep):
 
 
 def _anticoncentration(size, device):
-    return plot_anticoncentration(anticoncentration_curves())
+    return draw_anticoncentration(anticoncentration_curves())
 
 
 def _conditions(size, device):
-    return plot_conditions(conditions_result(size, device))
+    return draw_conditions(conditions_result(size, device))
 
 
 def _c_mu(size, device):
-    return plot_c_mu(c_mu_result(size, device))
+    return draw_c_mu(c_mu_result(size, device))
 
 
 FIGURES = [

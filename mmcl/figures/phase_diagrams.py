@@ -1,5 +1,4 @@
-"""Figures of the chapter :ref:`Phase diagrams <sec-phase-diagrams>`, and the drawings of
-phase diagrams in general: drawing only.
+"""Figures of the chapter :ref:`Phase diagrams <sec-phase-diagrams>`: drawing only.
 
 The runs are :mod:`mmcl.experiments.phase_diagrams`'s: the chapter's studies
 (:func:`mmcl.experiments.sweep.studies.run_study`, per size: see :mod:`mmcl.experiments.sweep.studies`),
@@ -8,15 +7,12 @@ shared between the figures by :func:`~mmcl.experiments.phase_diagrams.study_tabl
 (:func:`mmcl.proofs.predictions.stage1_race`) on the studies' grids,
 :func:`~mmcl.experiments.phase_diagrams.race_overlay`.  The drawings:
 
-* :func:`plot_phase_diagram` -- three heatmaps of a :class:`~mmcl.experiments.sweep.PhaseGrid`
-  (single-modal, multi-modal, their gap) on a 2 x 2 grid drawn for the page, :func:`phase_legend`
-  to put their legend in the fourth cell, :func:`outline_cells` to mark cells on them, and
-  :func:`plot_t1_ratio` -- measured ``T1`` over the formula of Lemma 5.2 / 5.4 (also used by
-  ``mmcl sweep``);
-* one function per figure of the chapter (:func:`plot_n_snr`, :func:`plot_n_snr_collapse`,
-  :func:`plot_cmu`, :func:`plot_d_n`, :func:`plot_aug_tau`, :func:`plot_denoised_view`,
-  :func:`plot_t1_studies`), each drawn under :func:`mmcl.figures.style` and returning the figure;
-  :func:`plot_n_snr_collapse` and :func:`plot_cmu` draw the race's predicted boundaries when given
+* the phase diagrams themselves, shared with ``mmcl sweep``, are :mod:`mmcl.figures.phase`'s
+  (:func:`~mmcl.figures.phase.draw_phase_diagram`, :func:`~mmcl.figures.phase.draw_t1_ratio`);
+* one function per figure of the chapter (:func:`draw_n_snr`, :func:`draw_n_snr_collapse`,
+  :func:`draw_cmu`, :func:`draw_d_n`, :func:`draw_aug_tau`, :func:`draw_denoised_view`,
+  :func:`draw_t1_studies`), each drawn under :func:`mmcl.figures.style` and returning the figure;
+  :func:`draw_n_snr_collapse` and :func:`draw_cmu` draw the race's predicted boundaries when given
   ``overlay``.
 """
 from __future__ import annotations
@@ -29,189 +25,25 @@ from mmcl.experiments.sweep.phase import PhaseGrid
 from mmcl.experiments.sweep.studies import MODES, ViewSummary
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.figures import palette
+from mmcl.figures.phase import draw_phase_diagram, draw_t1_ratio, outline_cells, phase_legend
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.proofs.assumptions import N_SNR2_MULTI_MIN, N_SNR2_SINGLE_MAX
 from mmcl.proofs.predictions import C_MU_THRESHOLD
 
-__all__ = ["plot_phase_diagram", "phase_legend", "outline_cells", "plot_t1_ratio", "plot_n_snr", "plot_n_snr_collapse", "plot_cmu",
-           "plot_d_n", "plot_aug_tau", "plot_denoised_view", "plot_t1_studies", "FIGURES"]
+__all__ = ["draw_n_snr", "draw_n_snr_collapse", "draw_cmu",
+           "draw_d_n", "draw_aug_tau", "draw_denoised_view", "draw_t1_studies", "FIGURES"]
 
 LABEL = "sec-phase-diagrams"
 CHAPTER = chapter_of(__name__)
-#: The claim the takeaway figure states, its title (``plot_n_snr_collapse``).
+#: The claim the takeaway figure states, its title (``draw_n_snr_collapse``).
 CLAIM = 'The multi-modal advantage lives in a band of n·SNR² around 1.25'
 
 
-# --------------------------------------------------------------------------------------------
-# Phase diagrams in general
-# --------------------------------------------------------------------------------------------
-def _edges(vals, log: bool):
-    import numpy as np
-
-    v = np.asarray(vals, dtype=float)
-    if len(v) == 1:
-        return np.array([v[0] / 1.5, v[0] * 1.5]) if log else np.array([v[0] - 0.5, v[0] + 0.5])
-    if log:
-        lv = np.log(v)
-        mid = (lv[1:] + lv[:-1]) / 2
-        return np.exp(np.concatenate([[lv[0] - (mid[0] - lv[0])], mid, [lv[-1] + (lv[-1] - mid[-1])]]))
-    mid = (v[1:] + v[:-1]) / 2
-    return np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
-
-
-def plot_phase_diagram(pg: PhaseGrid, *, xlabel: Optional[str] = None, ylabel: Optional[str] = None,
-                       xlog: bool = False, ylog: bool = False, title: Optional[str] = None,
-                       annotate: str = "gap", acc_range=(0.5, 1.0), gap_max: Optional[float] = None):
-    """Three heatmaps on a 2 x 2 grid drawn for the book's column (8 in wide): single-modal and
-    multi-modal on top (one shared colour scale ``acc_range``), the gap multi - single below left
-    (diverging scale, blue = multi better); the fourth cell holds no data and carries the legend
-    (:func:`phase_legend`).  Cells are centred on the grid values (log-spaced edges with
-    ``xlog``/``ylog``), so curves can be drawn over them in data coordinates.  ``annotate``: write
-    the cell values on the ``"gap"`` panel (default), on ``"all"`` panels or on ``"none"`` (grids
-    over 80 cells are never annotated).  Returns ``(fig, axes)`` with the three data panels in
-    ``axes``; draw under :func:`mmcl.figures.style`."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    if annotate not in ("gap", "all", "none"):
-        raise ValueError(f"annotate={annotate!r} is unknown; valid: 'gap', 'all', 'none'")
-
-    xe, ye = _edges(pg.xs, xlog), _edges(pg.ys, ylog)
-    fig, grid = plt.subplots(2, 2, figsize=(8.0, 6.6))
-    axes = [grid[0, 0], grid[0, 1], grid[1, 0]]
-    spare = grid[1, 1]
-    spare.set_axis_off()
-    spare.set_label(_LEGEND_AXIS)
-    g = np.nan_to_num(pg.gap, nan=0.0)
-    gm = gap_max if gap_max is not None else max(0.05, float(np.abs(g).max()))
-    panels = [("single-modal", pg.single, "viridis", acc_range), ("multi-modal", pg.multi, "viridis", acc_range),
-              ("gap: multi $-$ single", pg.gap, "RdBu", (-gm, gm))]
-    meshes = []
-    for ax, (name, arr, cmap, (lo, hi)) in zip(axes, panels):
-        mesh = ax.pcolormesh(xe, ye, np.ma.masked_invalid(arr), cmap=cmap, vmin=lo, vmax=hi, shading="flat")
-        meshes.append(mesh)
-        if xlog:
-            ax.set_xscale("log")
-        if ylog:
-            ax.set_yscale("log")
-        ax.set_xticks(pg.xs)
-        ax.set_xticklabels([_fmt(v) for v in pg.xs], fontsize=9)
-        ax.set_yticks(pg.ys)
-        ax.set_yticklabels([_fmt(v) for v in pg.ys], fontsize=9)
-        ax.minorticks_off()
-        ax.grid(False)
-        ax.set_xlim(xe[0], xe[-1])  # the mesh fills the axes; curves drawn later do not widen them
-        ax.set_ylim(ye[0], ye[-1])
-        ax.set_autoscale_on(False)
-        ax.set_title(name)
-        ax.set_xlabel(xlabel or pg.x)
-        ax.set_ylabel(ylabel or pg.y)
-        if (annotate == "all" or (annotate == "gap" and name == panels[2][0])) and arr.size <= 80:
-            for iy, yv in enumerate(pg.ys):
-                for ix, xv in enumerate(pg.xs):
-                    val = arr[iy, ix]
-                    if np.isfinite(val):
-                        xc = math.sqrt(xe[ix] * xe[ix + 1]) if xlog else (xe[ix] + xe[ix + 1]) / 2
-                        yc = math.sqrt(ye[iy] * ye[iy + 1]) if ylog else (ye[iy] + ye[iy + 1]) / 2
-                        dark = (val - lo) / (hi - lo) < 0.35 if cmap == "viridis" else abs(val) > 0.6 * gm
-                        ax.text(xc, yc, f"{val:.2f}", ha="center", va="center", fontsize=8,
-                                color=palette.BACKGROUND if dark else palette.INK)
-    acc_label = "OOD accuracy" if pg.value.startswith("acc") else pg.value
-    fig.colorbar(meshes[0], ax=axes[:2], shrink=0.9).set_label(acc_label)
-    fig.colorbar(meshes[2], ax=axes[2], shrink=0.9).set_label("accuracy gap")
-    if title:
-        fig.suptitle(title)
-    return fig, axes
-
-
-_LEGEND_AXIS = "phase-diagram legend"
-
-
-def phase_legend(fig, **kw) -> None:
-    """Put the legend of a :func:`plot_phase_diagram` figure (the labelled artists of its panels)
-    into its spare fourth cell, where it covers no data."""
-    spare = next(ax for ax in fig.axes if ax.get_label() == _LEGEND_AXIS)
-    handles, labels = [], []
-    for ax in fig.axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    kw.setdefault("loc", "center left")
-    kw.setdefault("bbox_to_anchor", (0.15, 0.5))
-    kw.setdefault("fontsize", "small")
-    spare.legend(handles, labels, **kw)
-
-
-def outline_cells(ax, pg: PhaseGrid, cells: Iterable[Tuple[Any, Any]], *, xlog: bool = False, ylog: bool = False,
-                  **patch_kw) -> None:
-    """Draw a rectangle over each cell ``(x value, y value)`` of ``pg`` on ``ax`` (a panel of
-    :func:`plot_phase_diagram` with the same ``xlog``/``ylog``).  ``patch_kw`` go to
-    ``matplotlib.patches.Rectangle``, e.g. ``fill=False, lw=3, ec=palette.INK`` for an outline or
-    ``hatch="///"`` for a hatched cell; a ``label`` goes to the first cell only."""
-    from matplotlib.patches import Rectangle
-
-    xe, ye = _edges(pg.xs, xlog), _edges(pg.ys, ylog)
-    patch_kw.setdefault("fill", False)
-    for xv, yv in cells:
-        if xv not in pg.xs or yv not in pg.ys:
-            raise ValueError(f"outline_cells: ({xv!r}, {yv!r}) is not a cell of the grid {pg.xs} x {pg.ys}")
-        ix, iy = pg.xs.index(xv), pg.ys.index(yv)
-        ax.add_patch(Rectangle((xe[ix], ye[iy]), xe[ix + 1] - xe[ix], ye[iy + 1] - ye[iy], **patch_kw))
-        patch_kw.pop("label", None)  # one legend entry for all the cells
-
-
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.3g}"
-    return str(v)
-
-
-def plot_t1_ratio(tables: Mapping[str, SweepTable], *, band: Tuple[float, float] = (0.5, 2.0),
-                  n_epochs: Optional[int] = None):
-    """Measured ``T1`` over the formula of Lemma 5.2 (single) or 5.4 (multi), one point per run,
-    against the formula's value, for several labelled tables; the band marks ``band``, a dotted
-    vertical line ``n_epochs`` (the steps trained) when given.  Returns ``(fig, axes)``; draw
-    under :func:`mmcl.figures.style`."""
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullLocator
-
-    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.9), sharey=True)
-    markers = "osD^vP*X"
-    for ax, m in zip(axes, ("single", "multi")):
-        for (label, t), mk in zip(tables.items(), markers):
-            rows = [r for r in t.filter(mode=m).rows if not r["diverged"] and math.isfinite(r["t1"])
-                    and r["t1_formula"] > 0]
-            if not rows:
-                continue
-            xs = [r["t1_formula"] for r in rows]
-            ys = [r["t1"] / r["t1_formula"] for r in rows]
-            ax.scatter(xs, ys, s=16, marker=mk, alpha=0.6, color=COLORS[m])  # one colour per mode
-        ax.axhline(1.0, color=COLORS["reference"], lw=1)
-        ax.axhspan(band[0], band[1], color=COLORS["reference"], alpha=0.08, lw=0)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(r"$T_1$ of the lemma (steps)")
-        ax.set_title(f"{m}-modal (Lemma {'5.2' if m == 'single' else '5.4'})")
-    lo, hi = axes[0].get_ylim()  # shared y: readable ticks inside the data's range (set_yticks would widen it)
-    ticks = [t for t in (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50) if lo <= t <= hi]
-    axes[0].set_yticks(ticks)
-    axes[0].set_yticklabels([f"{t:g}" for t in ticks])
-    for ax in axes:
-        ax.yaxis.set_minor_locator(NullLocator())
-    axes[0].set_ylabel(r"measured $T_1$ / formula")
-    if len(tables) > 1:  # the sweeps by their marker
-        from matplotlib.lines import Line2D
-
-        handles = [Line2D([], [], color=COLORS["reference"], marker=mk, lw=0) for _, mk in zip(tables, markers)]
-        fig.legend(handles, list(tables), loc="outside lower center", ncol=4)
-    if n_epochs is not None:
-        for ax in axes:
-            ax.axvline(n_epochs, color=COLORS["reference"], ls=":", lw=1.2)
-    return fig, axes
-
-
+def _panels(*args, **kwargs):
+    """A phase diagram (:func:`mmcl.figures.phase.draw_phase_diagram`) and its three data panels."""
+    fig = draw_phase_diagram(*args, **kwargs)
+    return fig, fig.axes[:3]
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,14 +57,14 @@ def _check_overlay(overlay):
     return overlay
 
 
-def plot_n_snr(pg: PhaseGrid, curves: Mapping[float, Tuple[Any, Any]],
+def draw_n_snr(pg: PhaseGrid, curves: Mapping[float, Tuple[Any, Any]],
                paper_cell: Tuple[Any, Any] = (100, 0.112)):
     """Phase diagram over ``n`` and the SNR (the ``"n_snr"`` study) with the curves
     ``n SNR^2 = c`` of Assumption 4.1(6) (``curves``: ``{c: (n, snr)}``, e.g.
     :func:`mmcl.experiments.phase_diagrams.n_snr_curves`; dotted, solid, dashed in order) and
     Figure 1's cell ``paper_cell`` outlined (where the grid has it)."""
     with style():
-        fig, axes = plot_phase_diagram(pg, xlabel="training samples $n$", ylabel="SNR", xlog=True, ylog=True,
+        fig, axes = _panels(pg, xlabel="training samples $n$", ylabel="SNR", xlog=True, ylog=True,
                                        title=r"OOD accuracy over $n$ and SNR ($d = 2000$, $C_\mu = 3$)")
         outline = paper_cell[0] in pg.xs and paper_cell[1] in pg.ys
         for ax in axes:
@@ -248,7 +80,7 @@ def plot_n_snr(pg: PhaseGrid, curves: Mapping[float, Tuple[Any, Any]],
     return fig
 
 
-def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]] = None):
+def draw_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]] = None):
     """The cells of the ``n x SNR`` phase grid against ``n SNR^2``: OOD accuracy of both modes
     (left) and their gap (right), one marker per ``n``; the appendix's window
     ``N_SNR2_MULTI_MIN <= n SNR^2 <= N_SNR2_SINGLE_MAX`` (:mod:`mmcl.proofs.assumptions`) shaded.
@@ -295,7 +127,7 @@ def plot_n_snr_collapse(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[in
     return fig
 
 
-def plot_cmu(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]] = None):
+def draw_cmu(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]] = None):
     """Phase diagram over ``n`` and ``C_mu`` (the ``"cmu"`` study), with the paper's
     ``C_mu = 2.66`` (Assumption 4.1(7)) and ``C_mu = 1`` marked on the accuracy panels.
 
@@ -304,7 +136,7 @@ def plot_cmu(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]]
     curve through the grid's ``n``."""
     overlay = _check_overlay(overlay)
     with style():
-        fig, axes = plot_phase_diagram(pg, xlabel="training samples $n$", ylabel=r"$C_\mu = \|\tilde\mu\|/\|\mu\|$",
+        fig, axes = _panels(pg, xlabel="training samples $n$", ylabel=r"$C_\mu = \|\tilde\mu\|/\|\mu\|$",
                                        xlog=True,
                                        title=r"OOD accuracy over $n$ and $C_\mu$ ($n\,\mathrm{SNR}^2 = 1.25$)")
         for ax in axes[:2]:  # the gap panel carries the numbers instead
@@ -322,14 +154,14 @@ def plot_cmu(pg: PhaseGrid, overlay: Optional[Mapping[str, Mapping[int, float]]]
     return fig
 
 
-def plot_d_n(pg: PhaseGrid, init, solved: float = 0.75):
+def draw_d_n(pg: PhaseGrid, init, solved: float = 0.75):
     """Phase diagram over ``d = d~`` and ``n`` (the ``"d_n"`` study) with the lines ``d = n`` and
     ``d = n^2``; hatched: the cells where the untrained features ``init`` (an array shaped like
     ``pg.gap``: the ``acc_adapt_init`` phase grid) already reach ``solved``."""
     import numpy as np
 
     with style():
-        fig, axes = plot_phase_diagram(pg, xlabel=r"patch dimension $d = \tilde d$", ylabel="training samples $n$",
+        fig, axes = _panels(pg, xlabel=r"patch dimension $d = \tilde d$", ylabel="training samples $n$",
                                        xlog=True, ylog=True,
                                        title=r"OOD accuracy over $d$ and $n$ ($n\,\mathrm{SNR}^2 = 1.25$, $C_\mu = 3$)")
         ns = np.geomspace(min(pg.ys) / 1.5, max(pg.ys) * 1.5, 50)
@@ -344,12 +176,12 @@ def plot_d_n(pg: PhaseGrid, init, solved: float = 0.75):
     return fig
 
 
-def plot_aug_tau(pg: PhaseGrid, pg_loss: PhaseGrid, sigma_xi: float = 1.0, n_epochs: int = 200):
+def draw_aug_tau(pg: PhaseGrid, pg_loss: PhaseGrid, sigma_xi: float = 1.0, n_epochs: int = 200):
     """Phase diagram over ``tau`` and ``sigma_eps`` (the ``"aug_tau"`` study) with
     ``sigma_eps = sigma_xi`` marked (Assumption 4.1(5)); hatched: the cells where a training loss
     (``pg_loss``, the ``loss`` phase grid) is still >= 1 after ``n_epochs``."""
     with style():
-        fig, axes = plot_phase_diagram(pg, xlabel=r"temperature $\tau$", ylabel=r"augmentation $\sigma_\epsilon$",
+        fig, axes = _panels(pg, xlabel=r"temperature $\tau$", ylabel=r"augmentation $\sigma_\epsilon$",
                                        xlog=True, ylog=True,
                                        title=r"OOD accuracy over $\tau$ and $\sigma_\epsilon$ (Figure 1 setting)")
         slow = [(t, e) for iy, e in enumerate(pg.ys) for ix, t in enumerate(pg.xs)
@@ -364,7 +196,7 @@ def plot_aug_tau(pg: PhaseGrid, pg_loss: PhaseGrid, sigma_xi: float = 1.0, n_epo
     return fig
 
 
-def plot_denoised_view(view: ViewSummary, cmu: SweepTable, n: int = 100):
+def draw_denoised_view(view: ViewSummary, cmu: SweepTable, n: int = 100):
     """The rebuttal's denoised view (the ``"view"`` study, summarised by
     :func:`mmcl.experiments.sweep.studies.summarise_view`): left, single-modal OOD accuracy
     (adapt and transfer, mean +- 1 s.d.) against the noise ``lambda`` kept in the positive, and the
@@ -411,12 +243,12 @@ def plot_denoised_view(view: ViewSummary, cmu: SweepTable, n: int = 100):
     return fig
 
 
-def plot_t1_studies(tables: Mapping[str, SweepTable], n_epochs: int = 200):
+def draw_t1_studies(tables: Mapping[str, SweepTable], n_epochs: int = 200):
     """Measured ``T1`` over the formula of Lemma 5.2 / 5.4 for every run of the labelled tables
     (:func:`~mmcl.experiments.phase_diagrams.t1_tables`), with the band of a factor 3 and the
     ``n_epochs`` trained marked."""
     with style():
-        fig, _ = plot_t1_ratio(tables, band=(1 / 3, 3.0), n_epochs=n_epochs)
+        fig = draw_t1_ratio(tables, band=(1 / 3, 3.0), n_epochs=n_epochs)
     return fig
 
 
@@ -425,31 +257,31 @@ def plot_t1_studies(tables: Mapping[str, SweepTable], n_epochs: int = 200):
 # --------------------------------------------------------------------------------------------
 def _make_n_snr(size, device):
     pg = experiment.n_snr_grid(size, device)
-    return plot_n_snr(pg, experiment.n_snr_curves(pg))
+    return draw_n_snr(pg, experiment.n_snr_curves(pg))
 
 
 def _make_collapse(size, device):
-    return plot_n_snr_collapse(experiment.n_snr_grid(size, device), overlay=experiment.race_overlay("n_snr", size))
+    return draw_n_snr_collapse(experiment.n_snr_grid(size, device), overlay=experiment.race_overlay("n_snr", size))
 
 
 def _make_cmu(size, device):
-    return plot_cmu(experiment.cmu_grid(size, device), overlay=experiment.race_overlay("cmu", size))
+    return draw_cmu(experiment.cmu_grid(size, device), overlay=experiment.race_overlay("cmu", size))
 
 
 def _make_d_n(size, device):
-    return plot_d_n(*experiment.d_n_grids(size, device))
+    return draw_d_n(*experiment.d_n_grids(size, device))
 
 
 def _make_aug(size, device):
     base = experiment.config(size)
-    return plot_aug_tau(*experiment.aug_grids(size, device), sigma_xi=base.sigma_xi, n_epochs=base.n_epochs)
+    return draw_aug_tau(*experiment.aug_grids(size, device), sigma_xi=base.sigma_xi, n_epochs=base.n_epochs)
 
 
 def _make_view(size, device):
-    return plot_denoised_view(experiment.view_summary(size, device), experiment.study_table("cmu", size, device))
+    return draw_denoised_view(experiment.view_summary(size, device), experiment.study_table("cmu", size, device))
 
 
-def plot_race(races: Mapping[str, Any], horizon: Optional[float] = None):
+def draw_race(races: Mapping[str, Any], horizon: Optional[float] = None):
     """The closed-form race of stage 1 (:func:`mmcl.proofs.predictions.stage1_race`), one panel per
     mode: the signal and the noise preactivation each growing like ``x0 (1 + r)^t`` from their
     initial sizes, the finish line ``L`` at which the loss leaves its uniform stage, and the step
@@ -486,11 +318,11 @@ def plot_race(races: Mapping[str, Any], horizon: Optional[float] = None):
 
 
 def _make_race(size, device):
-    return plot_race(experiment.race(size))
+    return draw_race(experiment.race(size))
 
 
 def _make_t1(size, device):
-    return plot_t1_studies(experiment.t1_tables(size, device), experiment.config(size).n_epochs)
+    return draw_t1_studies(experiment.t1_tables(size, device), experiment.config(size).n_epochs)
 
 
 FIGURES = [
