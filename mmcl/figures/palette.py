@@ -41,13 +41,19 @@ DATA: Tuple[str, ...] = (SINGLE, MULTI, SIGNAL, NOISE, *EXTRA)
 #: The colour of each mode, by the library's mode names.
 MODE: Dict[str, str] = {"single": SINGLE, "multi": MULTI}
 
-#: Neutral greys: black lines, white separators, and four greys from light to dark.
+#: Black: axes lines, markers of no mode, reference curves of a heatmap.
 INK = "#000000"
+#: White: separators drawn over data, hollow markers, the page.
 BACKGROUND = "#FFFFFF"
+#: The lightest grey: a background band.
 SHADE = "#EBEBEB"
+#: A light grey: what is not compared (e.g. a probe on one feature only).
 FAINT = "#999999"
+#: A middle grey: chance and ceiling lines.
 MID = "#777777"
+#: A dark grey: edges of boxes and bars, error bars.
 DARK = "#555555"
+#: Every neutral colour (never a data series' or a verdict's).
 NEUTRAL: Tuple[str, ...] = (INK, BACKGROUND, SHADE, FAINT, MID, DARK, PAPER_GREY)
 
 #: The verdicts of the book's checks (the Claims page's words), never a data series' colour.
