@@ -7,7 +7,7 @@ prints the ratio:
 * ``exp`` of ``-inf`` entries against finite ones (why masked logits are floored, not -inf);
 * ``exp2`` of exponents below -126 (float32 denormal results) against ordinary ones (why the
   exponents are clamped at -80 log2 e);
-* a step's temporaries reused against allocated afresh (``_Workspace``), on the multi-modal
+* a step's temporaries reused against allocated afresh (``Workspace``), on the multi-modal
   step of a batch of 16 Figure 1 draws;
 * Figure 1's evaluation products folded into one product against a broadcast batched product
   (``forward._fold_states``);
@@ -63,18 +63,19 @@ def main(argv=None):
     _row(rows, "exp2 of ordinary vs denormal-range exponents, 100k", lambda: torch.exp2(x, out=out),
          lambda: torch.exp2(low, out=out), repeat * 20)
 
-    from mmcl.dynamics.kernel import _Contrast, _Grams, _Workspace, _networks, _step_multi
+    from mmcl.dynamics.grams import Grams, build_networks
+    from mmcl.dynamics.kernel import Contrast, Workspace, _step_multi
 
     cfg = mmcl.SyntheticConfig()
     data = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, s, with_ood=False) for s in range(16)])
     lr = torch.full((16,), cfg.lr)
     tau = torch.full((16,), cfg.tau)
-    nets = _networks(data, "multi")
-    k = _Contrast(data, lr, tau, copies=2)
-    X = torch.cat([_Grams(net).X0 for net in nets])
-    ws = _Workspace(X)
+    nets = build_networks(data, "multi")
+    k = Contrast(data, lr, tau, copies=2)
+    X = torch.cat([Grams(net).X0 for net in nets])
+    ws = Workspace(X)
     _row(rows, "multi-modal step, 16 draws: buffers reused vs fresh", lambda: _step_multi(k, X, data.n, ws),
-         lambda: _step_multi(k, X, data.n, _Workspace(X)), repeat * 5)
+         lambda: _step_multi(k, X, data.n, Workspace(X)), repeat * 5)
 
     from mmcl.dynamics.forward import _fold_states
 

@@ -26,8 +26,8 @@ __all__ = ["cache_dir", "code_version", "cache_key", "load_or_compute", "cache_e
 
 #: The parts of the package whose code decides a cached value: everything but the drawing
 #: (``figures``), the book's support (``booksupport``) and the command line (``commands``, ``cli.py``).
-COMPUTING = ("_utils.py", "cache.py", "codepath.py", "__init__.py", "model", "dynamics", "proofs", "downstream",
-             "experiments", "wider")
+COMPUTING = ("_utils.py", "cache.py", "codepath.py", "fits.py", "__init__.py", "model", "dynamics", "proofs",
+             "downstream", "experiments", "wider")
 
 T = TypeVar("T")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One prepared check of a lent GPU machine: the book's simulations on CUDA against the CPU, their
 # speed, the decisive runs, the tests that need CUDA and as many full-size chapters as fit, each
-# step timed and recorded (mmcl/commands/gpu_check.py says what each step measures).
+# step timed and recorded (mmcl/commands/gpu_check/ says what each step measures).
 #
 #   bash scripts/gpu_check.sh OUTDIR [--quick | --tiny] [--budget S] [--commit SHA] [--device cuda|cpu] ...
 #

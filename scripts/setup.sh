@@ -19,3 +19,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
   .venv/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
   touch "$stamp"
 fi
+# Graphviz's dot lays out the Blueprint page's graph (mmcl.figures.blueprint_graph); the book build
+# and the tests that draw the graph need it
+if ! command -v dot >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] || [ "${CI:-}" = "true" ]; then
+    echo "==> installing Debian's graphviz (its dot lays out the Blueprint)"
+    SUDO=""; [ "$(id -u)" = "0" ] || SUDO="sudo"
+    $SUDO apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq graphviz >/dev/null
+  else
+    echo "error: the book needs Graphviz's dot, from the package graphviz (sudo apt-get install graphviz)" >&2
+    exit 1
+  fi
+fi

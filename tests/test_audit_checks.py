@@ -70,7 +70,7 @@ def test_c14_term_is_of_order_m_squared_at_initialisation():
 
 
 def test_d6_threshold_and_mean_at_the_decisive_point():
-    from mmcl.experiments.theorems_regime import decisive_config
+    from mmcl.experiments.decisive_runs import decisive_config
 
     cfg = decisive_config(9224)
     m = ac.lemma_d6_margin(cfg)

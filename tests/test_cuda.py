@@ -54,7 +54,7 @@ def test_the_sweep_on_cuda_gives_the_cpus_losses():
 
 
 def test_a_decisive_run_on_cuda_equals_the_cpu_at_float64():
-    from mmcl.experiments.theorems_regime import DECISIVE_SCALING, run_decisive
+    from mmcl.experiments.decisive_runs import DECISIVE_SCALING, run_decisive
 
     scaling = dataclasses.replace(DECISIVE_SCALING, n_epochs=20)
     cpu = run_decisive(100, 2, scaling, dtype="float64")

@@ -36,7 +36,7 @@ def _lower_median(v):
 
 def test_recursion_vs_gd(cfg):
     data = f64(cfg, 4)
-    check = dg.recursion_vs_gd(cfg, data, record_every=5)
+    check = ex.recursion_vs_gd(cfg, data, record_every=5)
     assert check.steps.tolist() == list(range(0, cfg.n_epochs + 1, 5))
     rec = mmcl.simulate(cfg, data, "single", "recursion")
     assert torch.equal(check.rec.gamma, rec.gamma)
@@ -51,9 +51,9 @@ def test_recursion_vs_gd(cfg):
     assert max(check.err_gamma, check.err_rho, check.err_loss) < 1e-9
     assert float(rec.rho.abs().max()) > 0.1  # not trivially zero
     with pytest.raises(ValueError, match="batch"):
-        dg.recursion_vs_gd(cfg, mmcl.SyntheticData.stack([data, data]))
+        ex.recursion_vs_gd(cfg, mmcl.SyntheticData.stack([data, data]))
     with pytest.raises(ValueError, match="cfg"):
-        dg.recursion_vs_gd(None, data)
+        ex.recursion_vs_gd(None, data)
 
 
 def test_noise_growth(cfg, batch):

@@ -314,7 +314,7 @@ def test_a_failing_step_is_recorded_and_the_next_one_runs(tmp_path, monkeypatch)
         res["partial"] = 1
         raise RuntimeError("planted failure")
 
-    monkeypatch.setattr(gc, "_step_engines", broken)
+    monkeypatch.setattr(gc, "step_engines", broken)
     rec = gc.run_check(tmp_path, dataclasses.replace(gc.PROFILES["tiny"], chapters=()), device="cpu",
                        steps=("engines", "chapters"))
     e = rec["steps"]["engines"]

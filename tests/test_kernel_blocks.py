@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import mmcl
-from mmcl.dynamics import kernel
-from mmcl.dynamics.engines import _batched, _scalars, kernel_terms
+from mmcl.dynamics import grams, kernel
+from mmcl.dynamics.engines import as_batched, _scalars, kernel_terms
 from mmcl.dynamics.reference import reference_step
 from mmcl.dynamics.trajectory import UpdateTerms
 
@@ -23,9 +23,9 @@ def _random_state(cfg, seed, scale, batch=()):
 
 
 def _contrast(data, cfg, copies=1, blocks=None):
-    bd = _batched(data)
+    bd = as_batched(data)
     lr, tau, _ = _scalars(cfg, bd.y.shape[0], bd, bd.dtype, bd.device)
-    return kernel._Contrast(bd, lr, tau, copies=copies, blocks=blocks)
+    return kernel.Contrast(bd, lr, tau, copies=copies, blocks=blocks)
 
 
 def _assert_terms_close(a, b, compared):
@@ -150,16 +150,16 @@ def test_block_path_is_taken_only_when_the_negatives_are_exactly_the_other_class
 @pytest.mark.parametrize("span", [False, True])
 @pytest.mark.parametrize("mode", ["single", "multi"])
 def test_gram_blocks_equal_the_product_with_the_stacked_patches(mode, span, monkeypatch):
-    monkeypatch.setattr(kernel, "_GRAM_ROWS", 7)  # several blocks of unequal extents at a small n
+    monkeypatch.setattr(grams, "_GRAM_ROWS", 7)  # several blocks of unequal extents at a small n
     cfg = CFG.replace(n=30, M=15, d=200, d_tilde=150)
     batch = mmcl.SyntheticData.stack([mmcl.sample_synthetic(cfg, s, dtype=torch.float64, span=span) for s in (0, 1)])
-    nets = kernel._networks(batch, mode)
-    X0, K = kernel._gram_state(nets)
-    plain = [kernel._Grams.plain(net) for net in nets]
+    nets = grams.build_networks(batch, mode)
+    X0, K = grams.gram_state(nets)
+    plain = [grams.Grams.plain(net) for net in nets]
     X0_ref, K_ref = torch.cat([p[0] for p in plain]), torch.cat([p[1] for p in plain])
     torch.testing.assert_close(K, K_ref, rtol=1e-12, atol=1e-12 * float(K_ref.abs().max()))
     torch.testing.assert_close(X0, X0_ref, rtol=1e-12, atol=1e-12 * float(X0_ref.abs().max()))
-    assert kernel._row_blocks(cfg.n)[0] == (0, 8)
+    assert grams._row_blocks(cfg.n)[0] == (0, 8)
     G = K[:, 1:, 2:2 + cfg.n]  # the blocks off the diagonal are computed below it and mirrored
     assert torch.equal(G[:, :8, 8:], G[:, 8:, :8].transpose(1, 2))
 
@@ -169,8 +169,8 @@ def test_extents_find_the_last_nonzero_column_of_each_block():
     A[0, 0, 2] = 1.0  # block rows 0..2: column 2 (draw 0) ...
     A[1, 1, 4] = -1.0  # ... and column 4 (draw 1): extent 5
     A[0, 5, 9] = 2.0  # block rows 3..5: extent 10
-    assert kernel._extents(A, [(0, 3), (3, 6)]) == [5, 10]
-    assert kernel._extents(torch.zeros(1, 3, 4), [(0, 3)]) == [0]
+    assert grams._extents(A, [(0, 3), (3, 6)]) == [5, 10]
+    assert grams._extents(torch.zeros(1, 3, 4), [(0, 3)]) == [0]
     out = torch.full((2, 6, 6), 7.0, dtype=torch.float64)
-    kernel._block_products(out, A)
+    grams._block_products(out, A)
     torch.testing.assert_close(out, A @ A.transpose(1, 2), rtol=0, atol=0)

@@ -11,7 +11,7 @@ ROOT = Path(mmcl.__file__).resolve().parent
 
 # the layers, lowest first; a module may import its own layer and the ones below, never above
 LAYERS = [
-    {"mmcl._utils", "mmcl.cache", "mmcl.codepath"},
+    {"mmcl._utils", "mmcl.cache", "mmcl.codepath", "mmcl.fits"},
     {"mmcl.model"},
     {"mmcl.dynamics"},
     {"mmcl.proofs", "mmcl.downstream"},
@@ -217,3 +217,123 @@ def test_the_readme_lists_the_layers_of_this_test():
     assert [readme[i] for i in range(len(LAYERS))] == LAYERS, "README's layer table and LAYERS disagree"
     numbers = [int(layer) for layer, _ in rows]
     assert numbers == sorted(numbers), "README's table lists the layers from the bottom up"
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_crossings(module: str, source: str):
+    """``(module, name)`` for each underscore name that ``source`` (the text of ``module``) takes from
+    another mmcl module: ``from mmcl.x import _name``, or ``x._name`` (``mmcl.x._name``) where ``x``
+    is an mmcl module it imported.  A private *module* (``from mmcl import _utils``) is no crossing:
+    its public names are its interface."""
+    tree = ast.parse(source)
+    bound = {}  # local name -> the mmcl module it is bound to
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("mmcl"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                if _is_module(sub):
+                    bound[alias.asname or alias.name] = sub
+                elif _private(alias.name) and node.module != module:
+                    found.append((node.module, alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("mmcl"):
+                    if alias.asname:
+                        bound[alias.asname] = alias.name
+                    else:
+                        bound[alias.name.split(".")[0]] = alias.name.split(".")[0]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        chain, base = [], node
+        while isinstance(base, ast.Attribute):
+            chain.append(base.attr)
+            base = base.value
+        if not (isinstance(base, ast.Name) and base.id in bound):
+            continue
+        home = bound[base.id]
+        for attr in reversed(chain):  # walk down the modules; the first other attribute is the name
+            if _is_module(f"{home}.{attr}"):
+                home = f"{home}.{attr}"
+                continue
+            if _private(attr) and home != module:
+                found.append((home, attr))
+            break
+    return sorted(set(found))
+
+
+def test_private_crossings_are_found():
+    """The search itself: a planted import and a planted attribute are found, public names are not."""
+    planted = ("from mmcl.dynamics.kernel import _Plant, Contrast\n"
+               "from mmcl.proofs import single_stage2 as s2\n"
+               "import mmcl.wider.agd\n"
+               "s2._hidden(1); mmcl.wider.agd._deep; s2.telescoping_core; s2.ComparatorConfig._private\n"
+               "from mmcl import _utils\n")
+    assert _private_crossings("mmcl.figures.fake", planted) == [
+        ("mmcl.dynamics.kernel", "_Plant"), ("mmcl.proofs.single_stage2", "_hidden"), ("mmcl.wider.agd", "_deep")]
+    # a module's own private names are its business
+    assert _private_crossings("mmcl.dynamics.kernel", "from mmcl.dynamics.kernel import _x\n") == []
+
+
+def test_no_module_takes_a_private_name_of_another():
+    """A name another module of mmcl uses is part of its home's interface, so it is spelt without the
+    leading underscore; an underscore name stays inside the module that defines it."""
+    crossings = []
+    for module in _modules():
+        source = Path(importlib.util.find_spec(module).origin).read_text()
+        crossings += [f"{module} takes {name} from {home}" for home, name in _private_crossings(module, source)]
+    assert not crossings, "private names used across modules: " + "; ".join(crossings)
+
+
+#: The longest a library file may be: past it a file holds more than one idea.
+MAX_LINES = 500
+#: Files over MAX_LINES for now, each with why.
+LONG_FILES: dict = {}  # path -> why it may stay long for now (figures/phase_diagrams.py is split)
+
+
+def _long_files(root: Path, limit: int):
+    """``(path relative to root, lines)`` of every .py file under ``root`` longer than ``limit`` lines."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        n = len(path.read_text().splitlines())
+        if n > limit:
+            out.append((path.relative_to(root).as_posix(), n))
+    return out
+
+
+def test_long_files_are_found(tmp_path):
+    """The count itself: a planted file one line over the limit is found, one at the limit is not."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * 11)
+    (tmp_path / "short.py").write_text("x = 1\n" * 10)
+    assert _long_files(tmp_path, 10) == [("pkg/long.py", 11)]
+
+
+def test_no_library_file_exceeds_the_limit():
+    """No .py file of mmcl/ is longer than MAX_LINES lines (one idea per file), apart from LONG_FILES."""
+    long = [f"{p} ({n} lines)" for p, n in _long_files(ROOT, MAX_LINES) if p not in LONG_FILES]
+    assert not long, f"library files over {MAX_LINES} lines (split them by idea): " + ", ".join(long)
+    stale = [p for p in LONG_FILES if p not in {q for q, _ in _long_files(ROOT, MAX_LINES)}]
+    assert not stale, f"LONG_FILES lists files that are no longer over {MAX_LINES} lines: {stale}"
+
+
+def test_every_computing_module_is_in_the_cache_key():
+    """A module of the layers below the drawing (layers 0 to 4) decides cached values, so the cache's
+    code version hashes it: a new top-level module there must be named in mmcl.cache.COMPUTING."""
+    from mmcl.cache import COMPUTING
+
+    drawing = LAYERS.index({"mmcl.figures"})
+    missing = sorted(m for m in _modules() if _layer(m) < drawing and m.split(".")[1] not in COMPUTING
+                     and f"{m.split('.')[1]}.py" not in COMPUTING)
+    assert not missing, f"modules below the drawing that the cache key leaves out (mmcl.cache.COMPUTING): {missing}"

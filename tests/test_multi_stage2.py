@@ -209,7 +209,7 @@ def test_per_neuron_direction_reproduces_the_shared_one(small_cfg):
     u = torch.ones(cfg.m, cfg.n + 1, dtype=torch.float64)
     u[:, 0] = 0.0
     loss = tr.loss.index_select(-1, tr.steps)
-    per = cv._telescoping_core(tr.gamma, tr.rho, data.mu, data.xi, u, loss, tr, cfg, cc, False)
+    per = cv.telescoping_core(tr.gamma, tr.rho, data.mu, data.xi, u, loss, tr, cfg, cc, False)
     for f in ("distance_sq", "distance_sq_slope", "distance_sq_curv", "decrease", "decrease_slope", "grad_norm_sq",
               "inner"):
         assert torch.allclose(getattr(per, f), getattr(ref, f), rtol=1e-12, atol=1e-12), f

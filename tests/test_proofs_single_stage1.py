@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import mmcl
+from mmcl import fits
 from mmcl.proofs import predictions, preactivations
 from mmcl.proofs import single_stage1 as dg
 from helpers import f64, gd_and_recursion
@@ -133,14 +134,14 @@ def test_b_coefficients_at_init_match_the_uniform_derivative_prediction():
 def test_fit_growth_rate_recovers_a_known_rate():
     steps = torch.arange(0, 50)
     vals = torch.stack([3.0 * (1 + 0.04) ** steps.double(), 0.5 * (1 + 0.01) ** steps.double()])
-    fit = dg.fit_growth_rate(vals, steps, 5, 40)
+    fit = fits.fit_growth_rate(vals, steps, 5, 40)
     assert torch.allclose(fit.rate, torch.tensor([0.04, 0.01], dtype=torch.float64), atol=1e-12)
     assert torch.allclose(fit.log_c.exp(), torch.tensor([3.0, 0.5], dtype=torch.float64), atol=1e-10)
     assert bool((fit.r2 > 1 - 1e-12).all())
     with pytest.raises(ValueError, match="> 0"):
-        dg.fit_growth_rate(vals - 1.0, steps, 0, 40)
+        fits.fit_growth_rate(vals - 1.0, steps, 0, 40)
     with pytest.raises(ValueError, match="t_start < t_stop"):
-        dg.fit_growth_rate(vals, steps, 10, 10)
+        fits.fit_growth_rate(vals, steps, 10, 10)
 
 
 def test_signal_sign_agreement_equals_explicit_weights(small_cfg):
@@ -210,12 +211,12 @@ def test_cross_term_bound_is_lemma_c1s_factor():
     import pytest
 
     cfg = mmcl.SyntheticConfig()
-    b = dg.cross_term_bound(cfg, 0.1)
+    b = predictions.cross_term_bound(cfg, 0.1)
     assert abs(b - 5 * 100 * math.sqrt(math.log(6e5) / 2000)) < 1e-12 and 40.7 < b < 40.9
-    assert abs(dg.cross_term_bound(cfg.replace(d=8000), 0.1) - b / 2) < 1e-12
-    assert 2.0 < dg.cross_term_bound(cfg.replace(n=200, M=90), 0.1) / b < 2.2
+    assert abs(predictions.cross_term_bound(cfg.replace(d=8000), 0.1) - b / 2) < 1e-12
+    assert 2.0 < predictions.cross_term_bound(cfg.replace(n=200, M=90), 0.1) / b < 2.2
     with pytest.raises(ValueError, match="delta"):
-        dg.cross_term_bound(cfg, 1.5)
+        predictions.cross_term_bound(cfg, 1.5)
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,7 +242,7 @@ def test_init_noise_totals_equal_a_loop_over_pairs(small_cfg):
     default = dg.init_noise_totals(data)
     assert default.constant == pytest.approx(202 * 1.01)
     cfg = small_cfg
-    assert dg.lemma_c9_bound(cfg, 0.1) == pytest.approx(
+    assert predictions.lemma_c9_bound(cfg, 0.1) == pytest.approx(
         cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d * cfg.n) * (1 + math.sqrt(math.log(10) / 2)))
 
 
@@ -254,8 +255,8 @@ def test_b_init_mean_matches_a_monte_carlo_mean(small_cfg):
     data = sample_synthetic_batch(cfg, range(200), dtype=torch.float64, with_ood=False)
     b = dg.init_noise_totals(data).B_plus.flatten()
     se = float(b.std()) / b.numel() ** 0.5
-    assert abs(float(b.mean()) - dg.b_init_mean(cfg)) < 3 * se
-    assert 3 * se < 0.1 * dg.b_init_mean(cfg)
+    assert abs(float(b.mean()) - predictions.b_init_mean(cfg)) < 3 * se
+    assert 3 * se < 0.1 * predictions.b_init_mean(cfg)
 
 
 def test_init_noise_totals_bad_input(small_cfg):
@@ -265,6 +266,6 @@ def test_init_noise_totals_bad_input(small_cfg):
     with pytest.raises(ValueError, match="data"):
         dg.init_noise_totals("data")
     with pytest.raises(ValueError, match="delta"):
-        dg.lemma_c9_bound(small_cfg, 1.5)
+        predictions.lemma_c9_bound(small_cfg, 1.5)
     with pytest.raises(ValueError, match="balanced"):
-        dg.b_init_mean(small_cfg.replace(balanced=False))
+        predictions.b_init_mean(small_cfg.replace(balanced=False))

@@ -40,6 +40,8 @@ class BookEnv:
     figure_dir: Path
     #: The chapter's claims register (:mod:`mmcl.booksupport.claims`): every check asserts through it.
     claims: Optional[Claims] = field(default=None, repr=False)
+    #: The numbers glued into the prose by :meth:`number`, by key.
+    numbers: dict = field(default_factory=dict, repr=False)
 
     @property
     def size(self) -> str:
@@ -63,6 +65,28 @@ class BookEnv:
         except ImportError:  # pragma: no cover - outside IPython nothing is displayed
             pass
         plt.close(fig)
+
+    def number(self, key: str, value) -> float:
+        """Glue a number this run computed into the chapter's prose and return it.
+
+        The prose writes ``{glue:text}`key:.2f``` where it would have typed the digits (myst-nb's
+        glue), so the page shows what this build measured (:mod:`mmcl.booksupport.numbers` finds
+        numbers typed by hand instead).  Nothing is displayed in the cell."""
+        import math
+        import re
+
+        if not isinstance(key, str) or not re.fullmatch(r"[a-z][a-z0-9_-]*", key):
+            raise ValueError(f"key must be lower case letters, digits, '_' or '-', got {key!r}")
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"the number glued as {key!r} must be finite, got {number!r}")
+        self.numbers[key] = number
+        try:
+            from myst_nb import glue
+        except ImportError:  # pragma: no cover - the book's extra brings myst-nb
+            return number
+        glue(key, number, display=False)
+        return number
 
     def __repr__(self) -> str:
         return f"BookEnv(device={self.device!r}, full={self.full}, figures -> {self.figure_dir})"

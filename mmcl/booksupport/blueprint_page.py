@@ -1,12 +1,16 @@
-"""The book's Blueprint page: the paper's dependency graph as SVG and one line per statement.
+"""The book's Blueprint page: one sentence on what stands, the spine, the whole dependency graph,
+and one line per statement.
 
-:func:`render_svg` draws :data:`mmcl.proofs.statements.STATEMENTS` in the layers of
-:func:`mmcl.figures.blueprint_graph.layout` (premises on the left, the theorems on the right): the shape
-says the kind, the fill the proof audit, the border the measured verdict (from the claims
-register's rows), solid edges what a statement uses and dotted edges what only its proof uses;
-every node links to the section of the book that discusses it.  :func:`render_table` gives the line
-per statement.  :func:`render_page` is both, which the Sphinx extension
-(:mod:`mmcl.booksupport.sphinx_ext`) puts where ``book/blueprint.md`` says ``{mmcl-blueprint}``.
+Every node carries one merged verdict, its standing (:func:`mmcl.figures.blueprint_graph.standing`:
+our audit of its proof, what it rests on, the verdict the claims register's rows give it, and the
+statements of ours that refute it), drawn as one fill per standing.  :func:`summary_sentence` says
+which theorems stand; :func:`render_spine` draws the theorems and what their proofs use directly,
+each with its standing in words; :func:`render_svg` draws the whole graph at its natural size, laid
+out by Graphviz's ``dot`` (premises on the left, the theorems on the right), every node linked to
+the section of the book that discusses it; :func:`render_table` gives the line per statement.
+:func:`render_page` is all of them, which the Sphinx extension (:mod:`mmcl.booksupport.sphinx_ext`)
+puts where ``book/blueprint.md`` says ``{mmcl-blueprint}``; :func:`write_figure` records the
+verdicts and writes the figure for a talk with them.
 
 Public: every name in ``__all__``.
 """
@@ -16,14 +20,12 @@ import html
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
-from mmcl.figures.theme import AUDIT_FILL, VERDICT_STROKE
+from mmcl.figures.blueprint_graph import (STANDING_COLOR, STANDING_INK, STANDING_TEXT, STANDINGS, Layout, layout,
+                                          short_label, spine, standing)
 from mmcl.proofs import blueprint as bp
-from mmcl.figures.blueprint_graph import layout, short_label
 
-__all__ = ["measured", "decisive", "render_svg", "render_table", "render_legend",
-           "render_page"]
-
-_W, _H, _DX, _DY, _PAD = 70.0, 24.0, 86.0, 31.0, 12.0
+__all__ = ["measured", "decisive", "verdicts_of", "summary_sentence", "render_spine", "render_svg",
+           "render_table", "render_legend", "render_page", "write_figure"]
 
 
 def measured(rows: Iterable[Mapping]) -> Dict[str, Dict[str, int]]:
@@ -38,105 +40,139 @@ def measured(rows: Iterable[Mapping]) -> Dict[str, Dict[str, int]]:
     return {k: dict(v) for k, v in out.items()}
 
 
-#: The stroke of a relation of one of our statements to the paper's (:func:`mmcl.proofs.blueprint.relations`).
-RELATION_STROKE = {"refutes": "#b2182b", "repairs": "#1b7837"}
+def _escape(s: str) -> str:
+    return html.escape(s, quote=True)
 
 
-def _shape(kind: str, x: float, y: float, fill: str, stroke: str, width: float, dash: str) -> str:
-    st = f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"' + (f' stroke-dasharray="{dash}"' if dash else "")
-    w, h = _W / 2, _H / 2
-    if kind == "theorem":
-        return f'<rect x="{x - w}" y="{y - h}" width="{_W}" height="{_H}" rx="{h}" {st}/>'
-    if kind == "assumption":  # a hexagon
-        pts = [(x - w, y), (x - w + 8, y - h), (x + w - 8, y - h), (x + w, y), (x + w - 8, y + h), (x - w + 8, y + h)]
-        return '<polygon points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + f'" {st}/>'
-    if kind == "definition":
-        return f'<ellipse cx="{x}" cy="{y}" rx="{w}" ry="{h}" {st}/>'
-    if kind == "step":  # a parallelogram
-        pts = [(x - w + 6, y - h), (x + w, y - h), (x + w - 6, y + h), (x - w, y + h)]
-        return '<polygon points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + f'" {st}/>'
-    if kind == "ours":  # the book's own statements: a double border
-        inner = f'fill="none" stroke="{stroke}" stroke-width="0.8"'
-        return (f'<rect x="{x - w}" y="{y - h}" width="{_W}" height="{_H}" rx="7" {st}/>'
-                f'<rect x="{x - w + 3}" y="{y - h + 3}" width="{_W - 6}" height="{_H - 6}" rx="5" {inner}/>')
-    rx = 2 if kind == "lemma" else 7  # proposition: rounder corners
-    return f'<rect x="{x - w}" y="{y - h}" width="{_W}" height="{_H}" rx="{rx}" {st}/>'
+#: The one edge colour, the dark border of a measured statement, and what an edge says in its tooltip.
+EDGE_COLOR = "#8a8a8a"
+MEASURED_STROKE = "#222222"
+EDGE_TEXT = {"uses": "is used by the statement", "proof": "is used by the proof of"}
+#: The size of the labels, in pixels at the graph's natural size: the whole graph, the spine.
+FONT_PX, SPINE_PX = 13.0, 13.0
+
+
+def _node_shape(kind: str, x: float, y: float, w: float, h: float, fill: str, stroke: str, width: float) -> str:
+    """Two shapes: a box for a statement with a proof, a rounded one for a premise or a definition."""
+    rx = h / 2 if kind in ("assumption", "definition") else 3
+    return (f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rx:.1f}" '
+            f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"/>')
+
+
+def _svg_graph(lay: Layout, cls: str, label: str, marker: str, nodes: Sequence[str], body) -> List[str]:
+    pad = 2  # room for the borders of the outermost boxes
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" viewBox="{-pad} {-pad} {lay.width + 2 * pad:.0f} '
+           f'{lay.height + 2 * pad:.0f}" width="{lay.width + 2 * pad:.0f}" height="{lay.height + 2 * pad:.0f}" '
+           f'role="img" aria-label="{_escape(label)}" font-family="sans-serif">',
+           f'<defs><marker id="{marker}" viewBox="0 0 10 8" refX="0" refY="4" markerWidth="8" markerHeight="6.4" '
+           f'markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="{EDGE_COLOR}"/>'
+           f'</marker></defs>']
+    words = []
+    for a, b, kind, pts in lay.edges:
+        d = f"M{pts[0][0]:.1f},{pts[0][1]:.1f} C" + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts[1:])
+        out.append(f'<path class="mmcl-edge" data-kind="{kind}" d="{d}" fill="none" stroke="{EDGE_COLOR}" '
+                   f'stroke-width="1" marker-end="url(#{marker})"><title>{_escape(a)} '
+                   f'{EDGE_TEXT.get(kind, kind)} {_escape(b)}</title></path>')
+        if (a, b) in lay.labels:  # drawn over the nodes, on a white halo
+            x, y = lay.labels[(a, b)]
+            words.append(f'<text class="mmcl-edge-label" x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
+                         f'font-size="12" fill="#333" stroke="#fff" stroke-width="3" paint-order="stroke">'
+                         f'{_escape(kind)}</text>')
+    for k in nodes:
+        out.extend(body(k, *lay.nodes[k]))
+    out.extend(words)
+    out.append("</svg>")
+    return out
 
 
 def render_svg(statements: Sequence[bp.Statement] = None, verdicts: Optional[Mapping[str, str]] = None,
                links: Optional[Mapping[str, str]] = None) -> str:
-    """The dependency graph as an SVG element.  ``verdicts``: the measured verdict per statement key
+    """The whole dependency graph as an SVG element at its natural size (the page scrolls it
+    sideways), laid out by Graphviz's ``dot`` (:func:`mmcl.figures.blueprint_graph.layout`): every
+    node filled by its :func:`~mmcl.figures.blueprint_graph.standing` (the one merged verdict), a
+    dark border where a check measured it, a rounded box for a premise or a definition; one edge
+    style, from a statement to those that use it, and labelled edges from our statements to the
+    paper's they refute or repair.  ``verdicts``: the measured verdict per statement key
     (:func:`mmcl.proofs.blueprint.measured_verdict`; missing = none); ``links``: a URL per key (the
-    section that discusses it).  Each node carries a tooltip (its summary and audit).  Statements
-    with no edge (the items of Assumption 4.1, which proofs use through their explicit conditions)
-    stand in a row below the graph."""
+    section that discusses it).  Each node carries a tooltip (its summary, audit and verdict)."""
     sts = list(bp.STATEMENTS if statements is None else statements)
     verdicts, links = dict(verdicts or {}), dict(links or {})
+    edges = bp.edges() + bp.relations() if statements is None else _edges(sts)
+    lay = layout([s.key for s in sts], edges, font_px=FONT_PX)
     by = {s.key: s for s in sts}
-    edge_list = [e for e in (bp.edges() if statements is None else _edges(sts)) if e[0] in by and e[1] in by]
-    linked = {k for e in edge_list for k in e[:2]}
-    graph = [s for s in sts if s.key in linked]
-    alone = [s for s in sts if s.key not in linked]
-    pos = layout(graph) if graph else {}
-    n_layers = 1 + max((p[0] for p in pos.values()), default=0)
-    tallest = 1 + max((p[1] for p in pos.values()), default=-1)
-    xy = {k: (_PAD + _W / 2 + layer * _DX, _PAD + _H / 2 + i * _DY) for k, (layer, i) in pos.items()}
-    per_row = max(1, n_layers)
-    top = _PAD + tallest * _DY + (_DY if graph and alone else 0)
-    for j, s in enumerate(alone):
-        xy[s.key] = (_PAD + _W / 2 + (j % per_row) * _DX, top + _H / 2 + (j // per_row) * _DY)
-    width = 2 * _PAD + _W + (n_layers - 1) * _DX
-    height = max(y for _, y in xy.values()) + _H / 2 + _PAD if xy else 2 * _PAD
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="mmcl-blueprint-graph" viewBox="0 0 {width:.0f} {height:.0f}" '
-           f'width="100%" role="img" aria-label="dependency graph of the paper\'s statements" '
-           f'font-family="sans-serif" font-size="11">',
-           '<defs><marker id="mmcl-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="6" markerHeight="6" '
-           'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker>'
-           f'<pattern id="mmcl-rests" patternUnits="userSpaceOnUse" width="7" height="7" patternTransform="rotate(45)">'
-           f'<rect width="7" height="7" fill="{AUDIT_FILL["valid"]}"/><rect width="3" height="7" '
-           f'fill="{AUDIT_FILL["gap-inside"]}"/></pattern></defs>']
-    for src, dst, kind in edge_list:
-        (x0, y0), (x1, y1) = xy[src], xy[dst]
-        x0, x1 = x0 + _W / 2, x1 - _W / 2
-        mid = (x0 + x1) / 2
-        dash = ' stroke-dasharray="2,3"' if kind == "proof" else ""
-        out.append(f'<path d="M{x0:.1f},{y0:.1f} C{mid:.1f},{y0:.1f} {mid:.1f},{y1:.1f} {x1:.1f},{y1:.1f}" fill="none" '
-                   f'stroke="#999" stroke-width="0.9"{dash} marker-end="url(#mmcl-arrow)"/>')
-    for src, dst, rel in (bp.relations() if statements is None else []):  # ours -> the paper's
-        if src not in xy or dst not in xy:
-            continue
-        (x0, y0), (x1, y1) = xy[src], xy[dst]
-        color = RELATION_STROKE[rel]
-        out.append(f'<path class="mmcl-relation" data-relation="{rel}" d="M{x0:.1f},{y0 - _H / 2:.1f} '
-                   f'Q{(x0 + x1) / 2:.1f},{min(y0, y1) - 2 * _H:.1f} {x1:.1f},{y1 - _H / 2:.1f}" fill="none" '
-                   f'stroke="{color}" stroke-width="1.4" stroke-dasharray="6,3"><title>{html.escape(src)} {rel} '
-                   f'{html.escape(dst)}</title></path>')
-    for s in graph + alone:
-        k = s.key
-        x, y = xy[k]
-        v = verdicts.get(k, "")
-        stroke, sw, dash = VERDICT_STROKE[v]
+
+    def body(k, x, y, w, h):
+        s, v = by[k], verdicts.get(k, "")
+        st = standing(k, v)
         gaps = bp.rests_on(k) if statements is None else ()
-        tip = (f"{s.key}: {s.summary}\nproof: {_audit_text(s)}"
+        tip = (f"{s.key}: {s.summary}\nstanding: {st}\nproof: {_audit_text(s)}"
                + (f" ({s.audit.step}: {s.audit.reason})" if s.audit.step else "")
                + (f"\nrests on gaps in: {', '.join(gaps)}" if gaps else "")
                + (f"\nmeasured: {bp.VERDICT_TEXT[v]}" if v else "\nmeasured: no verdict"))
-        node = [f'<g class="mmcl-node" data-key="{html.escape(k, quote=True)}" data-audit="{s.audit.status}" '
-                f'data-verdict="{v}"><title>{html.escape(tip)}</title>',
-                _shape(s.kind, x, y, "url(#mmcl-rests)" if gaps and s.audit.status == "valid" else _fill(s),
-                       stroke, sw, dash),
-                f'<text x="{x}" y="{y + 4}" text-anchor="middle" fill="#111">{html.escape(short_label(k))}</text></g>']
+        node = [f'<g class="mmcl-node" data-key="{_escape(k)}" data-audit="{s.audit.status}" data-verdict="{v}" '
+                f'data-standing="{st}"><title>{html.escape(tip)}</title>',
+                _node_shape(s.kind, x, y, w, h, STANDING_COLOR[st], MEASURED_STROKE if v else "#9a9a9a",
+                            2 if v else 1),
+                f'<text x="{x:.1f}" y="{y + FONT_PX * 0.35:.1f}" text-anchor="middle" font-size="{FONT_PX:g}" '
+                f'fill="{STANDING_INK[st]}">{html.escape(short_label(k))}</text></g>']
         href = links.get(k)
-        if href:
-            node = [f'<a href="{html.escape(href, quote=True)}">'] + node + ["</a>"]
-        out.extend(node)
-    out.append("</svg>")
-    return "\n".join(out)
+        return [f'<a href="{_escape(href)}">'] + node + ["</a>"] if href else node
+
+    return "\n".join(_svg_graph(lay, "mmcl-blueprint-graph", "dependency graph of the paper's statements",
+                                "mmcl-arrow", [s.key for s in sts], body))
 
 
-def _fill(s: bp.Statement) -> str:
-    """A premise or a definition has no proof to audit: white."""
-    return "#ffffff" if s.kind in ("assumption", "definition") else AUDIT_FILL[s.audit.status]
+def render_spine(verdicts: Optional[Mapping[str, str]] = None, links: Optional[Mapping[str, str]] = None) -> str:
+    """The spine (:func:`mmcl.figures.blueprint_graph.spine`: the theorems, ours, and what their
+    proofs use directly) as an SVG at its natural size, top to bottom, each node with its name and
+    its standing in words, in the standing's colour."""
+    verdicts, links = dict(verdicts or {}), dict(links or {})
+    keys, edges = spine()
+    st = {k: standing(k, verdicts.get(k, "")) for k in keys}
+    lay = layout(keys, edges, labels={k: f"{k}\n{st[k]}" for k in keys}, font_px=SPINE_PX, rankdir="TB",
+                 ranksep=0.3, nodesep=0.06)
+
+    def body(k, x, y, w, h):
+        ink = STANDING_INK[st[k]]
+        node = [f'<g class="mmcl-spine-node" data-key="{_escape(k)}" data-standing="{st[k]}">'
+                f'<title>{html.escape(k + ": " + bp.statement(k).summary)}</title>',
+                _node_shape(bp.statement(k).kind, x, y, w, h, STANDING_COLOR[st[k]], "#555555", 1),
+                f'<text x="{x:.1f}" y="{y - 3:.1f}" text-anchor="middle" font-size="{SPINE_PX:g}" '
+                f'font-weight="bold" fill="{ink}">{html.escape(k)}</text>',
+                f'<text x="{x:.1f}" y="{y + SPINE_PX:.1f}" text-anchor="middle" font-size="{SPINE_PX:g}" '
+                f'fill="{ink}">{html.escape(st[k])}</text></g>']
+        href = links.get(k)
+        return [f'<a href="{_escape(href)}">'] + node + ["</a>"] if href else node
+
+    return "\n".join(_svg_graph(lay, "mmcl-blueprint-spine", "the theorems and what their proofs use directly",
+                                "mmcl-arrow-spine", keys, body))
+
+
+def summary_sentence(verdicts: Mapping[str, str]) -> str:
+    """The one sentence that says which theorems (the paper's and ours) stand and which do not, and
+    how many of the paper's proofs have a gap of their own, from the standings."""
+    tops = [s.key for s in bp.STATEMENTS if s.kind in ("theorem", "ours")]
+    st = {k: standing(k, verdicts.get(k, "")) for k in tops}
+    verbs = {"stands": ("stands", "stand"), "refuted": ("is refuted", "are refuted"),
+             "gap": ("has a gap of its own", "have a gap of their own"),
+             "rests on a gap": ("rests on a gap", "rest on a gap"),
+             "not audited": ("is not audited", "are not audited")}
+    parts = []
+    for word in STANDINGS:
+        ks = [k for k in tops if st[k] == word]
+        if ks:
+            names = ks[0] if len(ks) == 1 else ", ".join(ks[:-1]) + " and " + ks[-1]
+            parts.append(f"<span class='mmcl-standing' style='background:{STANDING_COLOR[word]};"
+                         f"color:{STANDING_INK[word]}'>{html.escape(names)} {verbs[word][len(ks) > 1]}</span>")
+    paper = [s for s in bp.STATEMENTS if s.kind not in ("assumption", "definition", "ours")]
+    own = [s for s in paper if s.audit.status in ("gap-inside", "gap-outside")]
+    refuted = [s for s in paper if verdicts.get(s.key, "") in ("fails", "reach-fails")]
+    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (f"<p class='mmcl-blueprint-summary'><b>What stands.</b> Of the {len(tops)} theorems, the paper's and "
+            f"ours, {text}; below them, {len(own)} of the paper's {len(paper)} proofs "
+            f"{'has' if len(own) == 1 else 'have'} a gap of {'its' if len(own) == 1 else 'their'} own and the "
+            f"checks refute {len(refuted)} statement{'' if len(refuted) == 1 else 's'} where "
+            f"{'its' if len(refuted) == 1 else 'their'} premises hold.</p>")
 
 
 def _audit_text(s: bp.Statement) -> str:
@@ -156,19 +192,15 @@ def _edges(sts):
 
 
 def render_legend() -> str:
-    """The key to the graph's fills, borders and edges, as HTML."""
-    fills = " ".join(f"<span class='mmcl-swatch' style='background:{c}'></span>{bp.AUDIT_TEXT[a]}"
-                     for a, c in AUDIT_FILL.items())
-    fills += (f" <span class='mmcl-swatch' style='background: repeating-linear-gradient(45deg, "
-              f"{AUDIT_FILL['gap-inside']} 0 3px, {AUDIT_FILL['valid']} 3px 7px)'></span>valid as written, but rests "
-              f"on a gap further back")
-    borders = " ".join(f"<span class='mmcl-swatch' style='border:3px {'dashed' if d else 'solid'} {c}'></span>"
-                       f"{bp.VERDICT_TEXT[v] if v else 'no measured verdict'}"
-                       for v, (c, _, d) in VERDICT_STROKE.items())
-    return (f"<p class='mmcl-blueprint-legend'><b>Fill, the proof:</b> {fills}<br><b>Border, the measurement:</b> "
-            f"{borders}<br><b>Shape:</b> rectangle lemma, rounded proposition, pill theorem, hexagon assumption, "
-            f"parallelogram proof step, ellipse definition. <b>Edges:</b> solid, the statement uses it; dotted, "
-            f"only the proof does.</p>")
+    """The key to the graph: one fill per standing, one border meaning, two shapes, one edge style."""
+    fills = " ".join(f"<span class='mmcl-swatch' style='background:{STANDING_COLOR[k]}'></span><b>{k}</b>: "
+                     f"{STANDING_TEXT[k]};" for k in STANDINGS)
+    return (f"<p class='mmcl-blueprint-legend'><b>Fill, the standing:</b> {fills}<br><b>Border:</b> "
+            f"<span class='mmcl-swatch' style='border:2px solid {MEASURED_STROKE}'></span>dark where a check "
+            f"measured the statement (its rows are on the Claims page). <b>Shape:</b> rounded ends for a premise "
+            f"or a definition, a box for a statement with a proof. <b>Arrows:</b> from a statement to those "
+            f"whose statement or proof uses it; labelled, from our statements to the paper's they refute or "
+            f"repair.</p>")
 
 
 def decisive(rows: Iterable[Mapping]) -> Dict[str, Mapping]:
@@ -235,10 +267,18 @@ def _count_text(c: Mapping[str, int], keys) -> str:
     return "<br>".join(parts) if parts else "&ndash;"
 
 
+def verdicts_of(rows: Iterable[Mapping]) -> Dict[str, str]:
+    """The measured verdict per statement key (:func:`mmcl.proofs.blueprint.measured_verdict` of
+    :func:`measured`), from the register's rows."""
+    return {k: bp.measured_verdict(c) for k, c in measured(rows).items()}
+
+
 def render_page(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = None,
                 claims_links: Optional[Mapping[str, str]] = None) -> str:
-    """The summary line, the legend, the graph and the table, from the register's rows (each may
-    carry an ``href`` to where it is checked, used for the decisive evidence)."""
+    """From the register's rows (each may carry an ``href`` to where it is checked, used for the
+    decisive evidence): first what stands (:func:`summary_sentence`) and the spine
+    (:func:`render_spine`), then the proofs in numbers, the legend, the whole graph
+    (:func:`render_svg`, in a box that scrolls sideways) and the table."""
     rows = list(rows)
     counts = measured(rows)
     verdicts = {k: bp.measured_verdict(c) for k, c in counts.items()}
@@ -249,13 +289,34 @@ def render_page(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = No
     v = Counter(verdicts.get(s.key, "") for s in sts if s.kind != "ours")
     ours = [s for s in sts if s.kind == "ours"]
     rel = "; ".join(f"{html.escape(a)} {r} {html.escape(b)}" for a, b, r in bp.relations())
-    summary = (f"<p class='mmcl-blueprint-summary'><b>What stands.</b> Of the paper's {len(paper)} proofs, "
+    numbers = (f"<p class='mmcl-blueprint-numbers'><b>The proofs in numbers.</b> Of the paper's {len(paper)} proofs, "
                f"<b>{len(st['root'])}</b> fail at a step of their own inside the premises (the errors "
                f"themselves; {len(far & set(st['root']))} of them reach no theorem), <b>{len(st['inherited'])}</b> "
                f"are valid but rest on one of those, <b>{len(st['outside'])}</b> needs more only where a premise "
                f"fails, <b>{len(st['valid'])}</b> are valid and rest on nothing with a gap, and "
                f"<b>{len(st['not-audited'])}</b> are not audited. Measured: "
                + ", ".join(f"<b>{v.get(k, 0)}</b> {bp.VERDICT_TEXT[k]}" for k in bp.VERDICT_ORDER)
-               + f", <b>{v.get('', 0)}</b> without a verdict. Ours ({len(ours)} statements, double border): {rel}.</p>")
-    return (summary + render_legend() + "<div class='mmcl-blueprint'>" + render_svg(None, verdicts, links) + "</div>"
+               + f", <b>{v.get('', 0)}</b> without a verdict. Ours ({len(ours)} statements): {rel}.</p>")
+    return (summary_sentence(verdicts) + "<div class='mmcl-blueprint-spine'>" + render_spine(verdicts, links)
+            + "</div>" + numbers + render_legend() + "<div class='mmcl-blueprint'>"
+            + render_svg(None, verdicts, links) + "</div>"
             + render_table(counts, links, claims_links, evidence=decisive(rows)))
+
+
+def write_figure(rows: Iterable[Mapping], out_dir=None) -> List:
+    """Record the verdicts the rows give (:func:`mmcl.figures.blueprint_graph.record_verdicts`, read
+    back by ``mmcl figure blueprint``) and write the figure for a talk with them
+    (:func:`mmcl.figures.blueprint_graph.draw_blueprint`) as ``blueprint.{pdf,svg,png}`` into
+    ``out_dir`` (default :func:`mmcl.figures.figure_dir`).  Returns the paths written."""
+    import matplotlib.pyplot as plt
+
+    from mmcl.figures.blueprint_graph import draw_blueprint, record_verdicts
+    from mmcl.figures.theme import save_figure
+
+    verdicts = verdicts_of(rows)
+    record_verdicts(verdicts)
+    fig = draw_blueprint(verdicts)
+    try:
+        return save_figure(fig, "blueprint", out_dir)
+    finally:
+        plt.close(fig)

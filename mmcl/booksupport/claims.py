@@ -55,26 +55,22 @@ integer bound, such as 0 against "at most 1", is tight.)  Round-off checks (:met
 are exempt: their bound is a tolerance.  A tolerance (:meth:`Claims.near`) wider than the target's
 magnitude is refused for the same reason.
 
-**Display and collection.**  In a notebook the claims of a cell are shown after it as a small
-table (an IPython ``post_execute`` hook).  The table's HTML carries the rows as JSON
-(``data-mmcl-claims``); the book's Sphinx extension (:mod:`mmcl.booksupport.sphinx_ext`) reads
-them from every executed chapter and builds the "Claims" page.
+**Display and collection.**  :mod:`mmcl.booksupport.claims_table` shows the rows and reads them back.
 """
 from __future__ import annotations
 
-import html
-import json
 import math
 import re
-from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import List, Optional
 
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import blueprint
 from mmcl.proofs.assumptions import AssumptionConfig
+# the display, read from here too (the book's Sphinx extension, the browser tests)
+from mmcl.booksupport.claims_table import ATTR, fold_summary, format_number, parse_html, render_html, render_text  # noqa: F401
 
-__all__ = ["Claims", "Claim", "ClaimFailed", "VERDICTS", "TYPED_VERDICTS", "VERDICT_TEXT", "PAPER_REF", "render_html",
-           "render_text", "parse_html", "fold_summary"]
+__all__ = ["Claims", "Claim", "ClaimFailed", "VERDICTS", "TYPED_VERDICTS", "VERDICT_TEXT", "PAPER_REF"]
 
 #: The verdicts a row carries (computed, :func:`mmcl.proofs.blueprint.verdict`).
 VERDICTS = blueprint.VERDICTS
@@ -98,7 +94,6 @@ OTHER_REF = re.compile(r"^(Lemma|Theorem|Corollary|Assumption|Condition|Definiti
 LOOSE_FACTOR = 10.0
 #: The bibliography key of the paper the book accompanies (``source=`` names another cited work).
 MAIN = "huang2024comparison"
-ATTR = "data-mmcl-claims"
 
 
 class ClaimFailed(AssertionError):
@@ -131,27 +126,13 @@ class Claim:
     def bound_text(self) -> str:
         if self.kind == "true":
             return "true"
-        b = _fmt(self.bound)
+        b = format_number(self.bound)
         sign = {"upper": "≤ ", "lower": "≥ ", "roundoff": "≤ ", "equal": "= "}.get(self.kind, "")
         if self.kind == "near":
-            return f"{b} ± {_fmt(self.tol)}"
+            return f"{b} ± {format_number(self.tol)}"
         if self.kind == "between":
-            return f"in [{b}, {_fmt(self.high)}]"
+            return f"in [{b}, {format_number(self.high)}]"
         return sign + b
-
-
-def _fmt(x) -> str:
-    if x is None:
-        return ""
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return str(x)
-    x = float(x)
-    if x == int(x) and abs(x) < 1e6:
-        return str(int(x))
-    a = abs(x)
-    if a >= 1e4 or a < 1e-3:
-        return f"{x:.2e}"
-    return f"{x:.3g}"
 
 
 def _values(x, name: str) -> List[float]:
@@ -509,63 +490,3 @@ def _check_text(claim, paper, verdict, premises, other=False) -> None:
         raise ValueError(f"{claim!r}: verdict={verdict!r} needs premises=, saying "
                          + ("how the statement's premises held where it failed" if verdict == "fails"
                             else "which of the statement's premises fails where it was measured"))
-
-
-# -- rendering -------------------------------------------------------------------------------
-def _row_dict(r: Claim) -> dict:
-    d = asdict(r)
-    d["bound_text"] = r.bound_text()
-    return d
-
-
-def render_text(rows: Sequence[Claim]) -> str:
-    """The rows as plain text (what a terminal shows)."""
-    lines = []
-    for r in rows:
-        lines.append(f"[{VERDICT_TEXT[r.verdict]}] {r.paper}: {r.claim} -- observed {_fmt(r.observed)}"
-                     f" ({r.bound_text()})" + (f" over {r.size} values" if r.size > 1 else "")
-                     + (f"; failing premises: {r.failing}" if r.failing else ""))
-    return "\n".join(lines)
-
-
-def render_html(rows: Sequence[Claim]) -> str:
-    """The rows as an HTML table carrying their JSON (read back by :func:`parse_html`)."""
-    data = html.escape(json.dumps([_row_dict(r) for r in rows]), quote=True)
-    body = "".join(
-        f"<tr><td>{html.escape(r.paper)}</td><td>{html.escape(r.claim)}</td>"
-        f"<td class='mmcl-verdict mmcl-{r.verdict}'>{VERDICT_TEXT[r.verdict]}"
-        + (f"<br><small>fails here: {html.escape(r.failing)}</small>" if r.failing else "") + "</td>"
-        f"<td>{_fmt(r.observed)}{' (worst of ' + str(r.size) + ')' if r.size > 1 else ''}</td>"
-        f"<td>{html.escape(r.bound_text())}</td></tr>" for r in rows)
-    table = (f"<table class='mmcl-claims table' {ATTR}=\"{data}\"><thead><tr><th>paper</th><th>claim</th>"
-             f"<th>verdict</th><th>observed</th><th>bound</th></tr></thead><tbody>{body}</tbody></table>")
-    summary = f"<b>Claims register</b>: {html.escape(fold_summary(rows))}"
-    return f"<details class='mmcl-claims-fold'><summary>{summary}</summary>{table}</details>"
-
-
-#: How :func:`fold_summary` counts each verdict ("3 hold, 1 fails where ...").
-_COUNTED = {"holds": "hold", "reach-holds": "hold where every reachable premise holds",
-            "beyond": "hold beyond their premises", "fails": "fail",
-            "reach-fails": "fail where every reachable premise holds", "outside": "outside the premises",
-            "observation": "our measurements"}
-
-
-def fold_summary(rows: Sequence[Claim]) -> str:
-    """The one line a folded claims table shows: how many claims, and how many of each verdict,
-    e.g. ``"14 claims checked: 9 hold, 3 fail, 2 observations"`` (the table is one click away)."""
-    counts: Dict[str, int] = {}
-    for r in rows:
-        counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    parts = ", ".join(f"{counts[v]} {_COUNTED[v]}" for v in _COUNTED if v in counts)
-    return f"{len(rows)} claim{'s' if len(rows) != 1 else ''} checked: {parts}"
-
-
-_ATTR_RE = re.compile(ATTR + r'="([^"]*)"')
-
-
-def parse_html(text: str) -> List[dict]:
-    """The rows carried by every claims table in ``text`` (the inverse of :func:`render_html`)."""
-    out = []
-    for m in _ATTR_RE.finditer(text):
-        out.extend(json.loads(html.unescape(m.group(1))))
-    return out

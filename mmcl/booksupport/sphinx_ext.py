@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -105,7 +106,7 @@ class ClaimsDirective(Directive):
 
 
 def _collect_claims(app, doctree) -> None:
-    from mmcl.booksupport.claims import ATTR, parse_html
+    from mmcl.booksupport.claims_table import ATTR, parse_html
 
     env = app.env
     if not hasattr(env, "mmcl_claims"):
@@ -194,7 +195,7 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
     """The Blueprint page's graph and table, and the reading guide's findings, from every chapter's rows."""
     from sphinx.util import logging
 
-    from mmcl.booksupport.blueprint_page import render_page
+    from mmcl.booksupport.blueprint_page import render_page, write_figure
     from mmcl.booksupport.findings import FINDINGS, render_findings
     from mmcl.proofs import blueprint as bp
 
@@ -230,6 +231,12 @@ def _resolve_blueprint(app, doctree, fromdocname) -> None:
                                    + "#" + _anchor(_statement_name(s.key)))
     for node in graphs:
         node.replace_self(nodes.raw("", render_page(rows, links, claims_links), format="html"))
+        # the graph for a talk, with the same verdicts: into the figure folder, and into the output's
+        # figures/ too, which Sphinx filled from html_extra_path before it wrote any page
+        for path in write_figure(rows):
+            if app.builder.format == "html":
+                (Path(app.outdir) / "figures").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, Path(app.outdir) / "figures" / path.name)
     if tables:
         where = {}
         for f in FINDINGS:
@@ -293,7 +300,8 @@ def _cite(app, key: str) -> str:
 def _resolve_claims(app, doctree, fromdocname) -> None:
     from sphinx.util import logging
 
-    from mmcl.booksupport.claims import MAIN, VERDICT_TEXT, _fmt
+    from mmcl.booksupport.claims import MAIN, VERDICT_TEXT
+    from mmcl.booksupport.claims_table import format_number
 
     log = logging.getLogger(__name__)
     env = app.env
@@ -356,7 +364,7 @@ def _resolve_claims(app, doctree, fromdocname) -> None:
                     f"<td>{html.escape(r['claim'])}"
                     + (f"<br><small>{html.escape(notes)}</small>" if notes else "")
                     + f"</td><td class='mmcl-verdict mmcl-{r['verdict']}'>{VERDICT_TEXT[r['verdict']]}</td>"
-                    f"<td>{_fmt(r['observed'])}{size}</td><td>{html.escape(r['bound_text'])}{loose}</td>"
+                    f"<td>{format_number(r['observed'])}{size}</td><td>{html.escape(r['bound_text'])}{loose}</td>"
                     f"<td>{margin}</td><td><a class='reference internal' href='{html.escape(uri)}' "
                     f"title='{html.escape(title, quote=True)}'>"
                     f"{html.escape(chapter)}{' § ' + html.escape(where) if where else ''}</a></td></tr>")

@@ -1,5 +1,5 @@
 """The command line ``mmcl regime --n N [--seeds K] [--device cpu] --out DIR``: one size of the
-decisive runs (:func:`mmcl.experiments.theorems_regime.run_decisive`: ``d`` at Lemma B.2's bound,
+decisive runs (:func:`~mmcl.experiments.decisive_runs.run_decisive`: ``d`` at Lemma B.2's bound,
 Sec. 3.3's ``nu`` and the paper's parallel one on the same trained networks), written to
 ``DIR/results.json``.
 
@@ -52,7 +52,7 @@ def check_run_arguments(args):
 
 def run(args) -> int:
     """``mmcl regime``: run, write ``results.json`` and print a summary."""
-    from mmcl.experiments.theorems_regime import run_decisive
+    from mmcl.experiments.decisive_runs import run_decisive
 
     check_run_arguments(args)
     res = run_decisive(args.n, args.seeds, device=args.device, dtype=args.dtype, progress=sys.stderr.isatty())

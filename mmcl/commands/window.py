@@ -2,7 +2,7 @@
 signals at one size of the decisive runs.
 
 Both modes are trained once per seed on the decisive scaling
-(:func:`mmcl.experiments.theorems_regime.run_decisive`); each is scored on a log grid of
+(:func:`~mmcl.experiments.decisive_runs.run_decisive`); each is scored on a log grid of
 ``cos(nu, mu)`` from Sec. 3.3's value to 1 (:func:`mmcl.downstream.tilt.tilt_curves`).  Writes
 ``DIR/results.json`` (:func:`mmcl.experiments.window.window_json`: ``config``, ``cos``,
 ``sec33_cos``, ``modes[mode][protocol]`` with ``errors``, ``predicted_threshold`` and
@@ -40,7 +40,7 @@ def run(args) -> int:
     import matplotlib.pyplot as plt
 
     from mmcl.experiments import window as experiment
-    from mmcl.experiments.theorems_regime import run_decisive
+    from mmcl.experiments.decisive_runs import run_decisive
     from mmcl.figures.theme import save_figure
     from mmcl.figures.window import draw_errors
 

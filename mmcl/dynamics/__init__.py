@@ -15,7 +15,8 @@ All engines accept a batch of draws (a leading ``B`` in :class:`~mmcl.model.data
 run it as one tensor computation.
 
 Public: ``simulate``, ``Trajectory``, ``update_terms``, ``preactivations`` and every name in a
-module's ``__all__``; ``kernel`` is internal (the fast path, tested equal to ``reference``).
+module's ``__all__``; ``kernel`` and ``grams`` are internal (the fast path, tested equal to
+``reference``).
 """
 from mmcl.dynamics.trajectory import ENGINES, MODES, DivergenceError, Trajectory, UpdateTerms
 from mmcl.dynamics.forward import preactivations

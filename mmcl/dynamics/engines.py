@@ -12,7 +12,8 @@ from mmcl.model.data import SyntheticData
 from mmcl.model.decomposition import decomposition_basis
 from mmcl.model import losses
 from mmcl.dynamics.trajectory import DivergenceError, Trajectory, UpdateTerms, check_mode
-from mmcl.dynamics.kernel import _Contrast, _Grams, _Workspace, _gram_state, _networks, _signal_terms
+from mmcl.dynamics.grams import Grams, build_networks, gram_state
+from mmcl.dynamics.kernel import Contrast, Workspace, signal_terms
 
 __all__ = ["simulate", "t1_statistic"]
 
@@ -20,7 +21,7 @@ __all__ = ["simulate", "t1_statistic"]
 # --------------------------------------------------------------------------------------------
 # Argument handling
 # --------------------------------------------------------------------------------------------
-def _batched(data: SyntheticData) -> SyntheticData:
+def as_batched(data: SyntheticData) -> SyntheticData:
     """``data`` with a leading batch of one (views, no copy; the OOD set, unused here, dropped)."""
     if data.batched:
         return data
@@ -94,7 +95,7 @@ def simulate(cfg: Union[SyntheticConfig, Sequence[SyntheticConfig]], data: Synth
     dtype = resolve_dtype(dtype) if dtype is not None else data.dtype
     device = resolve_device(device) if device is not None else data.device
     unbatched = not data.batched
-    bd = _batched(data)
+    bd = as_batched(data)
     if (bd.dtype, bd.device) != (dtype, device):
         bd = bd.to(device=device, dtype=dtype)
     B, n, m = bd.y.shape[0], bd.n, bd.m
@@ -166,17 +167,17 @@ def _closed_form_loop(bd, mode, engine, lr, tau, iterator, rec_idx, t1_idx, loss
     ``rho_i = c_i ||xi_i||^2``.  In multi mode the two networks are stacked along the batch."""
     multi = mode == "multi"
     B, n, T = bd.y.shape[0], bd.n, loss.shape[1] - 1
-    nets = _networks(bd, mode)
-    k = _Contrast(bd, lr, tau, copies=len(nets))
+    nets = build_networks(bd, mode)
+    k = Contrast(bd, lr, tau, copies=len(nets))
     sfx = ("", "_tilde")
     c = torch.zeros(len(nets) * B, bd.m, 1 + n, dtype=bd.dtype, device=bd.device)
     if engine == "recursion":
-        X, K = _gram_state(nets)  # X(t) = X(0) + c(t) K, updated in place by dc K
+        X, K = gram_state(nets)  # X(t) = X(0) + c(t) K, updated in place by dc K
     else:
         Ws = [net.W0.clone() for net in nets]  # updated in place
         X = torch.empty(len(nets) * B, bd.m, nets[0].width, dtype=bd.dtype, device=bd.device)
     step = k.step_function(mode)
-    ws = _Workspace(c)
+    ws = Workspace(c)
     # per network: its rows of c, split into gamma's and rho's columns, their norms and the outputs
     record = [(c[i * B:(i + 1) * B, :, 0], c[i * B:(i + 1) * B, :, 1:], net.norms[:, :1], net.norms[:, None, 1:],
                out[f"gamma{sfx[i]}"], out[f"rho{sfx[i]}"]) for i, net in enumerate(nets)]
@@ -276,11 +277,11 @@ def kernel_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
     """:func:`mmcl.dynamics.reference.update_terms` computed by the fast kernel that the ``gd`` and
     ``recursion`` engines run (the same shapes and fields).  The tests hold it equal to the reference
     step on random states; nothing else should need it.  ``blocks``: the layout of the negatives
-    (:class:`~mmcl.dynamics.kernel._Contrast`; ``None`` chooses as the engines do, ``False`` forces
+    (:class:`~mmcl.dynamics.kernel.Contrast`; ``None`` chooses as the engines do, ``False`` forces
     the masked one, ``True`` the class blocks)."""
     check_mode(mode)
     unb = not data.batched
-    bd = _batched(data)
+    bd = as_batched(data)
     if unb:
         gamma, rho = gamma[None], rho[None]
         gamma_tilde = None if gamma_tilde is None else gamma_tilde[None]
@@ -288,18 +289,18 @@ def kernel_terms(data: SyntheticData, cfg: SyntheticConfig, mode: str, gamma, rh
     if mode == "multi" and (gamma_tilde is None or rho_tilde is None or not data.has_tilde):
         raise ValueError("update_terms: mode='multi' needs gamma_tilde, rho_tilde and the second modality")
     lr, tau, _ = _scalars(cfg, bd.y.shape[0], bd, bd.dtype, bd.device)
-    nets = _networks(bd, mode)
-    k = _Contrast(bd, lr, tau, copies=len(nets), blocks=blocks)
+    nets = build_networks(bd, mode)
+    k = Contrast(bd, lr, tau, copies=len(nets), blocks=blocks)
     states = [(gamma, rho)] + ([(gamma_tilde, rho_tilde)] if mode == "multi" else [])
-    X = torch.cat([_Grams(net).preacts(torch.cat([g[..., None], r], -1) / net.norms[:, None, :])
+    X = torch.cat([Grams(net).preacts(torch.cat([g[..., None], r], -1) / net.norms[:, None, :])
                    for net, (g, r) in zip(nets, states)])
-    loss_i, dc, parts = k.step_function(mode)(k, X, bd.n, _Workspace(X), want=True)
+    loss_i, dc, parts = k.step_function(mode)(k, X, bd.n, Workspace(X), want=True)
     out = {"loss": loss_i.mean(-1)}
     B = bd.y.shape[0]
     for i, (suffix, net) in enumerate(zip(("", "_tilde"), nets)):
         half = slice(i * B, (i + 1) * B)
         E, e0, Z, U, a, b_ = (v[half] for v in parts[0])
-        gp, gn = _signal_terms(a, b_, U)
+        gp, gn = signal_terms(a, b_, U)
         out.update({f"lprime{suffix}": e0 / Z, f"lprime{suffix}_neg": (E / Z[..., None]).gather(2, k.negatives[half]),
                     f"dgamma_pos{suffix}": net.norms[:, :1] * gp, f"dgamma_neg{suffix}": net.norms[:, :1] * gn,
                     f"drho{suffix}": dc[half, :, 1:] * net.norms[:, None, 1:]})

@@ -28,7 +28,7 @@ from mmcl.wider import factorisation as fz
 from mmcl.wider import graphs
 
 __all__ = ["FactorisationSizes", "BY_SIZE", "sizes", "config", "world", "snr_sweep_result",
-           "comparison_table", "sweep_table", "shown_graphs", "graphs_result"]
+           "comparison_table", "sweep_table", "crossover_snr", "shown_graphs", "graphs_result"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,20 @@ def sweep_table(sweep: graphs.SNRSweep) -> str:
     for name, v in sweep.probe.items():
         lines.append(f"{name:<16}" + " ".join(f"{x:5.2f}" for x in v.mean(1).tolist()))
     return "\n".join(lines)
+
+
+def crossover_snr(sweep: graphs.SNRSweep, caption: str = "") -> float:
+    """The first image SNR of ``sweep`` at which the augmentation graph's mean probe error falls
+    below the caption graph's (``caption``: a key of ``sweep.probe``; default the caption graph
+    at the sweep's own mismatch rate), or ``nan`` where it never does on the grid."""
+    if not isinstance(sweep, graphs.SNRSweep):
+        raise ValueError(f"sweep must be an SNRSweep, got {type(sweep).__name__}")
+    caption = caption or f"caption {sweep.config.mismatch}"
+    if caption not in sweep.probe:
+        raise ValueError(f"caption must be one of {sorted(sweep.probe)}, got {caption!r}")
+    aug, cap = sweep.probe["augmentation"].mean(1), sweep.probe[caption].mean(1)
+    below = (aug < cap).nonzero()
+    return float(sweep.snr[int(below[0])]) if len(below) else float("nan")
 
 
 def shown_graphs(A_caption: torch.Tensor, A_augmentation: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:

@@ -73,7 +73,7 @@ def measurements(size: str = "default") -> Dict[str, object]:
     of the term Lemma C.14 calls O(1), per seed), ``d9`` (the share of pairs where Lemma D.9's (46)
     holds at ``t = 0``), ``d6`` (Lemma D.6's threshold beside its total's mean at the decisive point)
     and ``cfg``."""
-    from mmcl.experiments.theorems_regime import N_DECISIVE, decisive_config
+    from mmcl.experiments.decisive_runs import N_DECISIVE, decisive_config
 
     s = sizes(size)
     cfg = figure1_config(n_epochs=s.n_epochs)

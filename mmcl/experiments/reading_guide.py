@@ -7,7 +7,7 @@ the drawing is :func:`mmcl.figures.figure1.draw_figure1`.
 * :func:`config` -- the chapter's configuration (the Figure 1 settings);
 * :func:`figure1_result` -- Figure 1's runs, cached (both layouts of the figure draw them);
 * :func:`sharpest_finding` -- the decisive sweep of the chapter "The decisive runs"
-  (:func:`mmcl.experiments.decisive_runs.decisive_sweep`), whose errors carry the book's sharpest
+  (:func:`~mmcl.experiments.decisive_runs.decisive_sweep`), whose errors carry the book's sharpest
   finding; the guide shows them first.
 
 Public: every name in ``__all__``.
@@ -57,7 +57,7 @@ def figure1_result(size: str = "default", device: str = "cpu") -> Figure1Result:
 
 
 def sharpest_finding(size: str = "default", device: str = "cpu"):
-    """The decisive sweep at ``size`` (:func:`mmcl.experiments.decisive_runs.decisive_sweep`: both
+    """The decisive sweep at ``size`` (:func:`~mmcl.experiments.decisive_runs.decisive_sweep`: both
     modes trained where every premise but 4b holds, scored under Sec. 3.3's ``nu`` and the paper's);
     the same runs as the chapter "The decisive runs", cached on disk so the two chapters share them."""
     from mmcl.experiments.decisive_runs import decisive_sweep

@@ -5,7 +5,8 @@ its sizes, its configuration and its cached runs.  The drawings are in
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
   (:class:`Stage1Sizes`);
 * :func:`config` -- the chapter's configuration (the Figure 1 settings);
-* :func:`recursion_check` -- Lemma 5.1 on seed 0 in float64;
+* :func:`recursion_vs_gd` -- Lemma 5.1 on one draw: the recursion against gradient descent
+  (:class:`RecursionCheck`), and :func:`recursion_check`, it on seed 0 in float64;
 * :func:`stage1_runs` -- the batched runs that three figures and the chapter share.
 
 Public: every name in ``__all__``.
@@ -18,14 +19,16 @@ from typing import Dict
 
 import torch
 
-from mmcl.dynamics import simulate
+from mmcl.dynamics import Trajectory, simulate
 from mmcl.experiments.sizes import figure1_config, pick
-from mmcl.model.config import SyntheticConfig
-from mmcl.model.data import sample_synthetic, sample_synthetic_batch
+from mmcl.model.config import SyntheticConfig, check_config
+from mmcl.model.data import SyntheticData, sample_synthetic, sample_synthetic_batch
+from mmcl.model.decomposition import Decomposition, decompose
 from mmcl.proofs import preactivations
 from mmcl.proofs import single_stage1 as stage1
 
-__all__ = ["Stage1Sizes", "BY_SIZE", "sizes", "config", "recursion_check", "stage1_runs", "BDynamicsLines", "b_dynamics_lines"]
+__all__ = ["Stage1Sizes", "BY_SIZE", "sizes", "config", "RecursionCheck", "recursion_vs_gd", "recursion_check",
+           "stage1_runs", "BDynamicsLines", "b_dynamics_lines"]
 
 _F64 = torch.float64
 
@@ -57,12 +60,52 @@ def config(size: str = "default") -> SyntheticConfig:
     return figure1_config(n_epochs=s.n_epochs, n_ood=s.n_ood)
 
 
+@dataclass
+class RecursionCheck:
+    """Lemma 5.1 checked on one draw (:func:`recursion_vs_gd`): ``gd`` (the ``gd`` engine, weights
+    kept at ``steps``), ``rec`` (the ``recursion`` engine, every step), ``dec`` (the least-squares
+    decomposition of ``gd``'s ``W(t) - W(0)`` on ``mu``, ``xi_i``), ``steps (K,)`` the steps of
+    ``gd``, and the largest differences over them: ``err_gamma``, ``err_rho`` (``dec`` against ``rec``)
+    and ``err_loss`` (the two losses, at every step of ``gd``)."""
+
+    gd: Trajectory
+    rec: Trajectory
+    dec: Decomposition
+    steps: torch.Tensor
+    err_gamma: float
+    err_rho: float
+    err_loss: float
+
+
+def recursion_vs_gd(cfg: SyntheticConfig, data: SyntheticData, *, record_every: int = 10) -> RecursionCheck:
+    """Lemma 5.1 (the paper's Eqs. 12 and 13) on one draw: run gradient descent with the closed-form
+    update of Eq. (7), keeping its weights every ``record_every`` steps, and the coefficient
+    recursion alone; decompose the weights of gradient descent by least squares
+    (:func:`mmcl.model.decomposition.decompose`, which knows nothing about the recursion) and compare
+    the coefficients and the losses: see :class:`RecursionCheck`.  Use float64 data to see round-off.
+
+    ``data`` is one draw (not a batch) of the single-modal model; ``cfg.n_epochs`` steps are run."""
+    check_config(cfg)
+    if not isinstance(data, SyntheticData):
+        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
+    if data.batched:
+        raise ValueError("recursion_vs_gd takes one draw, got a batch: pass data[b]")
+    gd = simulate(cfg, data, "single", "gd", keep_weights=True, record_every=record_every)
+    rec = simulate(cfg, data, "single", "recursion")
+    dec = decompose(gd.weights - data.W0, data.mu, data.xi)
+    k = gd.steps
+    return RecursionCheck(gd=gd, rec=rec, dec=dec, steps=k,
+                          err_gamma=float((dec.gamma - rec.gamma[k]).abs().max()),
+                          err_rho=float((dec.rho - rec.rho[k]).abs().max()),
+                          err_loss=float((gd.loss - rec.loss).abs().max()))
+
+
 @functools.lru_cache(maxsize=2)
-def recursion_check(size: str = "default", device: str = "cpu") -> stage1.RecursionCheck:
+def recursion_check(size: str = "default", device: str = "cpu") -> RecursionCheck:
     """Lemma 5.1 on seed 0 in float64, as the chapter runs it."""
     cfg = config(size)
     data0 = sample_synthetic(cfg, seed=0, dtype=_F64, device=device)
-    return stage1.recursion_vs_gd(cfg, data0, record_every=10)
+    return recursion_vs_gd(cfg, data0, record_every=10)
 
 
 @functools.lru_cache(maxsize=2)

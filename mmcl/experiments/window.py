@@ -2,7 +2,7 @@
 networks as the test signal tilts from Sec. 3.3's angle to ``mu``, the closed form that predicts
 it, and the window of angles where the paper's comparison is true.
 
-The networks are the decisive runs' (:mod:`mmcl.experiments.theorems_regime.decisive`): each
+The networks are the decisive runs' (:mod:`mmcl.experiments.decisive_runs`): each
 records its errors on a grid of ``cos(nu, mu)`` (``ModeResult.tilt``,
 :func:`mmcl.downstream.tilt.tilt_curves`), so the angle costs no training.  This module adds
 
@@ -35,8 +35,9 @@ import torch
 from mmcl.cache import load_or_compute
 from mmcl.downstream.window import ERROR_TARGET, fitted_dprime, normal_cdf, threshold_on_grid, window_dprime, window_threshold
 from mmcl.experiments.sizes import pick
-from mmcl.experiments.theorems_regime import (DECISIVE_SCALING, DecisiveRun, DecisiveSweep, LogLogFit, RegimeScaling,
-                                              loglog_fit, run_decisive_sweep)
+from mmcl.experiments.decisive_runs.runs import DECISIVE_SCALING, DecisiveRun, DecisiveSweep, run_decisive_sweep
+from mmcl.experiments.theorems_regime import RegimeScaling
+from mmcl.fits import LogLogFit, loglog_fit
 
 __all__ = ["WindowSizes", "BY_SIZE", "sizes", "MODES", "PROTOCOLS", "sigma0_sweeps", "network_numbers",
            "closed_form", "closed_form_dprime", "Thresholds", "thresholds", "window", "threshold_rows",

@@ -31,11 +31,16 @@ _METADATA = {"Creator": "mmcl", "CreationDate": None}
 
 
 def _citation_file(root=None) -> Path:
+    """``CITATION.cff`` in ``root``, default the checkout that holds this package (beside
+    ``_toc.yml``), else the one above the current directory."""
     if root is not None:
         return Path(root) / "CITATION.cff"
-    from mmcl.figures.registry import _toc_path
+    beside = Path(__file__).resolve().parents[2] / "CITATION.cff"
+    if beside.exists():
+        return beside
+    from mmcl._utils import repo_root
 
-    return _toc_path().parent / "CITATION.cff"
+    return repo_root() / "CITATION.cff"
 
 
 def paper_reference(root=None) -> Dict[str, str]:

@@ -2,7 +2,7 @@
 
 The runs are :mod:`mmcl.experiments.single_stage1`'s; the computations are the stage-1
 diagnostics of :mod:`mmcl.proofs.single_stage1`
-(:func:`~mmcl.proofs.single_stage1.recursion_vs_gd`, :func:`~mmcl.proofs.single_stage1.noise_growth`,
+(:func:`~mmcl.experiments.single_stage1.recursion_vs_gd`, :func:`~mmcl.proofs.single_stage1.noise_growth`,
 :func:`~mmcl.proofs.single_stage1.sign_set_report`, :func:`~mmcl.proofs.single_stage1.b_coefficient_medians`);
 this module draws them and registers the four figures.  The chapter calls the same functions on
 the numbers it prints:
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from mmcl.experiments.single_stage1 import BDynamicsLines, b_dynamics_lines, recursion_check, stage1_runs
+from mmcl.experiments.single_stage1 import (BDynamicsLines, RecursionCheck, b_dynamics_lines, recursion_check,
+                                            stage1_runs)
 from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, headline, keep_inside, style
@@ -31,7 +32,7 @@ CHAPTER = chapter_of(__name__)
 CLAIM = "Every sample is memorised early, at half Lemma 5.2's guaranteed rate"
 
 
-def draw_recursion_vs_gd(check: dg.RecursionCheck):
+def draw_recursion_vs_gd(check: RecursionCheck):
     """Lemma 5.1: ``gamma_r(t)`` of the three neurons with the largest final ``|gamma_r|`` and
     ``rho_{r,i}(t)`` of three pairs (the largest final ``rho``, the largest and the smallest of the
     first two of those neurons), from the recursion (lines) and from decomposing gradient descent's

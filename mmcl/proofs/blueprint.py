@@ -176,7 +176,7 @@ def edges() -> List[Tuple[str, str, str]]:
 
 def relations() -> List[Tuple[str, str, str]]:
     """``(our statement, the paper's statement, relation)`` for every statement of kind ``"ours"``:
-    ``relation`` is ``"refutes"`` or ``"repairs"`` (:data:`mmcl.proofs.statements.RELATIONS`).  Kept apart from :func:`edges`:
+    ``relation`` is ``"refutes"`` or ``"repairs"`` (:data:`mmcl.proofs.statements.schema.RELATIONS`).  Kept apart from :func:`edges`:
     they say how the book's statements bear on the paper's, not what a proof uses."""
     return [(s.key, target, rel) for s in STATEMENTS for rel, target in s.relates]
 

@@ -90,7 +90,7 @@ def _check(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: Co
         raise ValueError(f"the comparators of Lemma D.12 are for the multi-modal loss; got mode={traj.mode!r}")
     if not isinstance(data, SyntheticData) or not data.has_tilde:
         raise ValueError("data must be a SyntheticData with the second modality (the run's own data)")
-    return _s2._check_run(traj, data, cfg, ccfg)
+    return _s2.check_stage2_run(traj, data, cfg, ccfg)
 
 
 def _signs(signs, data: SyntheticData) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -251,15 +251,15 @@ def multi_telescoping(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfi
     Computed in float64 from the coefficients of Eqs. (11) and (14) by the machinery of
     :func:`mmcl.proofs.single_stage2.telescoping`."""
     batched = _check(traj, data, cfg, ccfg)
-    _s2._consecutive(traj)
+    _s2.check_consecutive(traj)
     f64 = torch.float64
     dev = traj.gamma.device
     dc = data.to(device=dev, dtype=f64)
     theta, theta_t = _signs(signs, dc)
     loss1, loss2 = _direction_losses(traj)
-    first = _s2._telescoping_core(traj.gamma, traj.rho, dc.mu, dc.xi, _direction(theta, dc.n), loss1.to(dev),
+    first = _s2.telescoping_core(traj.gamma, traj.rho, dc.mu, dc.xi, _direction(theta, dc.n), loss1.to(dev),
                                   traj, cfg, ccfg, batched)
-    second = _s2._telescoping_core(traj.gamma_tilde, traj.rho_tilde, dc.mu_tilde, dc.xi_tilde,
+    second = _s2.telescoping_core(traj.gamma_tilde, traj.rho_tilde, dc.mu_tilde, dc.xi_tilde,
                                    _direction(theta_t, dc.n), loss2.to(dev), traj, cfg, ccfg, batched)
     fields = ("distance_sq", "distance_sq_slope", "distance_sq_curv", "decrease", "decrease_slope", "grad_norm_sq",
               "inner")

@@ -10,13 +10,15 @@ from dataclasses import dataclass
 
 import torch
 
+from mmcl._utils import check_number
 from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.dynamics.trajectory import Trajectory
 from mmcl.dynamics.engines import t1_statistic
 
 __all__ = ["b_dynamics_prediction", "pairing_rate", "pairing_rate_of", "noise_step_scale", "signal_step_scale", "single_growth_rate", "multi_growth_rate", "t1_single", "t1_multi", "t1_formula",
            "measured_t1", "C_MU_THRESHOLD", "Stage1Race", "stage1_race",
-           "linearised_noise_step", "noise_margins", "NoiseMargin", "linearised_noise_margin"]
+           "linearised_noise_step", "noise_margins", "NoiseMargin", "linearised_noise_margin",
+           "cross_term_bound", "b_minus_upper_rate", "signal_upper_rate_single", "lemma_c9_bound", "b_init_mean"]
 
 C_MU_THRESHOLD = 2.66  # Assumption 4.1(7): C_mu = ||mu~||/||mu|| >= 2.66 (our reading of the extracted text)
 
@@ -370,3 +372,52 @@ def linearised_noise_margin(cfg: SyntheticConfig, mode: str, data, *, max_steps:
                      torch.where(Pt > 0, Pt + a * s_t * (Q - Q @ avg.T), Pt))
     raise ValueError(f"the mean noise margin did not reach tau log M = {level:.3g} within max_steps={max_steps}; "
                      "valid: a larger max_steps")
+
+
+# --------------------------------------------------------------------------------------------
+# Rates and bounds of the appendix (Lemmas C.1, C.9, C.11 and the proof of Lemma 5.2)
+# --------------------------------------------------------------------------------------------
+def _cfg(cfg) -> SyntheticConfig:
+    check_config(cfg)
+    return cfg
+
+
+def cross_term_bound(cfg: SyntheticConfig, delta: float) -> float:
+    """Lemma C.1 (and its multi-modal twin, Lemma D.2): with probability ``1 - delta`` the cross
+    terms ``sum_{k != i} rho_{r,k} <xi_k, xi_i>/||xi_k||^2`` (and ``<xi_i, mu>``'s) differ from the
+    coefficient they perturb by at most ``5 sqrt(log(6 n^2/delta)/d) n`` times the coefficients'
+    size, ``O~(n/sqrt(d))``; returns that factor."""
+    cfg = _cfg(cfg)
+    check_number("delta", delta, 0, 1)
+    return 5 * math.sqrt(math.log(6 * cfg.n ** 2 / delta) / cfg.d) * cfg.n
+
+
+def b_minus_upper_rate(cfg: SyntheticConfig) -> float:
+    """Proof of Lemma C.11: ``B_{r,-}(t) <= (1 + 1.05 s)^t B_{r,-}(0)``; returns ``1.05 s``."""
+    return 1.05 * noise_step_scale(cfg)
+
+
+def signal_upper_rate_single(cfg: SyntheticConfig) -> float:
+    """Proof of Lemma 5.2 (App. C.1.3): ``max_r A_r(t) <= (1 + 0.52 eta ||mu||^2/(m tau))^t max_r A_r(0)``
+    with ``A_r = gamma_r + <w_r(0), mu>`` on ``U_+(0)``; returns ``0.52 eta ||mu||^2/(m tau)``."""
+    return 0.52 * signal_step_scale(_cfg(cfg))
+
+
+def lemma_c9_bound(cfg: SyntheticConfig, delta: float) -> float:
+    """Lemma C.9's bound on ``B_{r,+}(0)`` and ``B_{r,-}(0)``:
+    ``sigma0 sigma_xi sqrt(d n) (1 + sqrt(log(1/delta)/2))`` (``delta`` in ``(0, 1)``)."""
+    cfg = _cfg(cfg)
+    check_number("delta", delta, 0, 1)
+    return cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d * cfg.n) * (1 + math.sqrt(math.log(1 / delta) / 2))
+
+
+def b_init_mean(cfg: SyntheticConfig) -> float:
+    """The mean of ``B_{r,+}(0) = sum_{i: y_i = 1} relu(<w_r(0), xi_i>)`` (and of ``B_{r,-}(0)``) with
+    balanced labels: ``n/2`` terms, each the mean ``sigma0 sigma_xi sqrt(d)/sqrt(2 pi)`` of the positive
+    part of an ``N(0, (sigma0 sigma_xi sqrt d)^2)`` variable.  It grows like ``n``; Lemma C.9's bound
+    (:func:`lemma_c9_bound`) like ``sqrt(n)``, so the bound fails in mean from ``n`` of about
+    ``8 pi (1 + sqrt(log(1/delta)/2))^2`` (108 at ``delta = 0.1``) on."""
+    cfg = _cfg(cfg)
+    if not cfg.balanced:
+        raise ValueError("b_init_mean needs cfg.balanced=True (n/2 samples of each label)")
+    return cfg.n / 2 * cfg.init_noise / math.sqrt(2 * math.pi)

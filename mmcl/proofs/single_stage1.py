@@ -18,18 +18,18 @@ engine: only the coefficients ``gamma``, ``rho`` of Eq. (11) are used, through
   ``b`` (Sec. 5.1 says ``a ~ 1``, ``b ~ 1/2``);
   :func:`mmcl.proofs.predictions.b_dynamics_prediction` gives the values for uniform loss derivatives;
 * :func:`init_noise_totals` -- ``B_{r,+}(0)``, ``B_{r,-}(0)`` from the initial weights alone, with
-  Lemma C.10's check ``|<w_r(0), xi_i>| > C B_{r,+-}(0)/n`` pair by pair; :func:`lemma_c9_bound`
-  (Lemma C.9's ``sigma0 sigma_xi sqrt(dn) (1 + sqrt(log(1/delta)/2))``) and :func:`b_init_mean`
-  (the mean ``n_+ sigma0 sigma_xi sqrt(d)/sqrt(2 pi)``, which grows like ``n``, not ``sqrt(n)``);
-* :func:`fit_growth_rate` -- the per-step rate ``r`` of a log-linear fit ``v(t) ~ C (1 + r)^t``;
-* the chapter's summaries, one per claim: :func:`recursion_vs_gd` (Lemma 5.1: the recursion is
-  gradient descent), :func:`noise_growth` (Lemma 5.2: growth of ``N_i``, its rates and ``T1``),
-  :func:`sign_set_report` (Lemmas C.3 and C.7) and :func:`b_coefficient_medians` (Sec. 5.1: ``a``,
-  ``b`` and ``b/a``);
-* rates the appendix uses: :func:`b_minus_upper_rate` (``1.05 s``, with
-  ``s = eta sigma_xi^2 d/(n m tau)`` :func:`mmcl.proofs.predictions.noise_step_scale`) and :func:`signal_upper_rate_single`
-  (``0.52 eta ||mu||^2/(m tau)``); the noise lower rate ``0.96 s`` is
-  :func:`mmcl.proofs.predictions.single_growth_rate`.
+  Lemma C.10's check ``|<w_r(0), xi_i>| > C B_{r,+-}(0)/n`` pair by pair;
+* the chapter's summaries, one per claim: :func:`noise_growth` (Lemma 5.2: growth of ``N_i``, its
+  rates and ``T1``, fitted by :func:`mmcl.fits.fit_growth_rate`), :func:`sign_set_report` (Lemmas
+  C.3 and C.7) and :func:`b_coefficient_medians` (Sec. 5.1: ``a``, ``b`` and ``b/a``).
+
+Elsewhere: the appendix's closed forms (Lemma C.1's :func:`~mmcl.proofs.predictions.cross_term_bound`,
+Lemma C.9's :func:`~mmcl.proofs.predictions.lemma_c9_bound` and
+:func:`~mmcl.proofs.predictions.b_init_mean`, the rates
+:func:`~mmcl.proofs.predictions.b_minus_upper_rate` and
+:func:`~mmcl.proofs.predictions.signal_upper_rate_single`) are in :mod:`mmcl.proofs.predictions`
+(importable from here too); Lemma 5.1 checked on a run (the recursion against gradient descent) is
+:func:`mmcl.experiments.single_stage1.recursion_vs_gd`.
 
 Shapes: for one draw, quantities over time carry ``K`` (the recorded steps, ``traj.steps``) first:
 ``signal (K, m)``, ``noise (K, m, n)``; a batched trajectory adds a leading ``B``, exactly as
@@ -47,20 +47,21 @@ import torch
 from mmcl._utils import check_number
 from mmcl.model.config import SyntheticConfig, check_config
 from mmcl.model.data import SyntheticData
-from mmcl.dynamics import Trajectory, simulate
-from mmcl.model.decomposition import Decomposition, decompose
+from mmcl.dynamics import Trajectory
+from mmcl.fits import GrowthFit, fit_growth_rate
 from mmcl.model.losses import relu as relu_
 from mmcl.proofs import predictions as _predictions
 from mmcl.proofs.predictions import noise_step_scale
+# the appendix's closed forms, once here: their home is mmcl.proofs.predictions
+from mmcl.proofs.predictions import (b_init_mean, b_minus_upper_rate, cross_term_bound,  # noqa: F401
+                                     lemma_c9_bound, signal_upper_rate_single)
 from mmcl.proofs.preactivations import (PreactivationHistory, check_run as _check, ever_changed, preactivation_history,
                                         sign_sets)
 
 __all__ = ["rho_on_negative_init", "psi",
            "positive_noise_memorization", "NoiseTotals", "noise_totals", "BCoefficients", "b_coefficients",
-           "GrowthFit", "fit_growth_rate", "cross_term_bound", "b_minus_upper_rate",
-           "signal_upper_rate_single", "RecursionCheck", "recursion_vs_gd", "NoiseGrowth", "noise_growth",
-           "SignSetReport", "sign_set_report", "CoefficientMedians", "b_coefficient_medians",
-           "lemma_c9_bound", "b_init_mean", "InitNoiseTotals", "init_noise_totals"]
+           "NoiseGrowth", "noise_growth", "SignSetReport", "sign_set_report", "CoefficientMedians",
+           "b_coefficient_medians", "InitNoiseTotals", "init_noise_totals"]
 
 
 def rho_on_negative_init(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
@@ -137,28 +138,8 @@ def noise_totals(traj: Trajectory, data: SyntheticData, *, tilde: bool = False,
 
 
 # --------------------------------------------------------------------------------------------
-# Lemmas C.9 and C.10: the noise totals at initialisation
+# Lemma C.10: the noise totals at initialisation
 # --------------------------------------------------------------------------------------------
-def lemma_c9_bound(cfg: SyntheticConfig, delta: float) -> float:
-    """Lemma C.9's bound on ``B_{r,+}(0)`` and ``B_{r,-}(0)``:
-    ``sigma0 sigma_xi sqrt(d n) (1 + sqrt(log(1/delta)/2))`` (``delta`` in ``(0, 1)``)."""
-    cfg = _cfg(cfg)
-    check_number("delta", delta, 0, 1)
-    return cfg.sigma0 * cfg.sigma_xi * math.sqrt(cfg.d * cfg.n) * (1 + math.sqrt(math.log(1 / delta) / 2))
-
-
-def b_init_mean(cfg: SyntheticConfig) -> float:
-    """The mean of ``B_{r,+}(0) = sum_{i: y_i = 1} relu(<w_r(0), xi_i>)`` (and of ``B_{r,-}(0)``) with
-    balanced labels: ``n/2`` terms, each the mean ``sigma0 sigma_xi sqrt(d)/sqrt(2 pi)`` of the positive
-    part of an ``N(0, (sigma0 sigma_xi sqrt d)^2)`` variable.  It grows like ``n``; Lemma C.9's bound
-    (:func:`lemma_c9_bound`) like ``sqrt(n)``, so the bound fails in mean from ``n`` of about
-    ``8 pi (1 + sqrt(log(1/delta)/2))^2`` (108 at ``delta = 0.1``) on."""
-    cfg = _cfg(cfg)
-    if not cfg.balanced:
-        raise ValueError("b_init_mean needs cfg.balanced=True (n/2 samples of each label)")
-    return cfg.n / 2 * cfg.init_noise / math.sqrt(2 * math.pi)
-
-
 @dataclass
 class InitNoiseTotals:
     """The noise totals at initialisation and Lemma C.10's check, per draw (``B..`` leading).
@@ -201,35 +182,6 @@ def init_noise_totals(data: SyntheticData, constant: Optional[float] = None, *, 
     holds = P.abs() > thr.unsqueeze(-1)
     return InitNoiseTotals(B_plus=bp, B_minus=bm, threshold=thr, c10_holds=holds,
                            c10_fraction=holds.double().mean((-1, -2)), constant=float(constant))
-
-
-# --------------------------------------------------------------------------------------------
-# Rates of the appendix and fits
-# --------------------------------------------------------------------------------------------
-def _cfg(cfg) -> SyntheticConfig:
-    check_config(cfg)
-    return cfg
-
-
-def cross_term_bound(cfg: SyntheticConfig, delta: float) -> float:
-    """Lemma C.1 (and its multi-modal twin, Lemma D.2): with probability ``1 - delta`` the cross
-    terms ``sum_{k != i} rho_{r,k} <xi_k, xi_i>/||xi_k||^2`` (and ``<xi_i, mu>``'s) differ from the
-    coefficient they perturb by at most ``5 sqrt(log(6 n^2/delta)/d) n`` times the coefficients'
-    size, ``O~(n/sqrt(d))``; returns that factor."""
-    cfg = _cfg(cfg)
-    check_number("delta", delta, 0, 1)
-    return 5 * math.sqrt(math.log(6 * cfg.n ** 2 / delta) / cfg.d) * cfg.n
-
-
-def b_minus_upper_rate(cfg: SyntheticConfig) -> float:
-    """Proof of Lemma C.11: ``B_{r,-}(t) <= (1 + 1.05 s)^t B_{r,-}(0)``; returns ``1.05 s``."""
-    return 1.05 * noise_step_scale(cfg)
-
-
-def signal_upper_rate_single(cfg: SyntheticConfig) -> float:
-    """Proof of Lemma 5.2 (App. C.1.3): ``max_r A_r(t) <= (1 + 0.52 eta ||mu||^2/(m tau))^t max_r A_r(0)``
-    with ``A_r = gamma_r + <w_r(0), mu>`` on ``U_+(0)``; returns ``0.52 eta ||mu||^2/(m tau)``."""
-    return 0.52 * _predictions.signal_step_scale(_cfg(cfg))
 
 
 @dataclass
@@ -288,7 +240,7 @@ def b_coefficients(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, 
 
     Single-modal runs recorded with ``record_derivatives=True`` (the ``l'`` of Eq. 8 are needed).
     ``history`` must have ``noise_aug`` (``preactivation_history(..., with_augmented=True)``)."""
-    cfg = _cfg(cfg)
+    check_config(cfg)
     gamma, rho, batched = _check(traj, data, False)
     if traj.mode != "single":
         raise ValueError(f"b_coefficients is for single-modal runs (Sec. 5.1), got mode={traj.mode!r}")
@@ -320,96 +272,16 @@ def b_coefficients(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, 
                          B_plus=tot.B_plus, B_minus=tot.B_minus)
 
 
-@dataclass
-class GrowthFit:
-    """``values ~ C (1 + rate)^t`` on a window: ``rate`` per step, ``log_c``, the window of steps
-    ``[t_start, t_stop]`` and the coefficient of determination ``r2`` of the log-linear fit.
-    Leading dimensions of the fitted values (e.g. a batch) are kept: tensors ``(...)``."""
-
-    rate: torch.Tensor
-    log_c: torch.Tensor
-    r2: torch.Tensor
-    t_start: int
-    t_stop: int
-
-
-def fit_growth_rate(values: torch.Tensor, steps: torch.Tensor, t_start: int, t_stop: int) -> GrowthFit:
-    """Least-squares fit of ``log values(t) = log C + t log(1 + rate)`` over the recorded steps with
-    ``t_start <= t <= t_stop``; ``values (..., K)``, ``steps (K,)``.  All fitted values must be > 0
-    (a ValueError says where they are not).  Used to compare the measured growth of noise
-    memorisation with the ``0.96 eta sigma_xi^2 d/(n m tau)`` of Lemma 5.2."""
-    if not isinstance(values, torch.Tensor) or values.dim() < 1 or values.shape[-1] != steps.shape[0]:
-        raise ValueError(f"values must be (..., K) with K={steps.shape[0]} = len(steps)")
-    if not t_start < t_stop:
-        raise ValueError(f"need t_start < t_stop, got {t_start} and {t_stop}")
-    sel = (steps >= t_start) & (steps <= t_stop)
-    if int(sel.sum()) < 2:
-        raise ValueError(f"fewer than 2 recorded steps in [{t_start}, {t_stop}]")
-    v = values[..., sel.to(values.device)].to(torch.float64)
-    if not bool((v > 0).all()):
-        raise ValueError(f"fit_growth_rate: values must be > 0 on [{t_start}, {t_stop}] (min {float(v.min()):.3g})")
-    t = steps[sel].to(device=v.device, dtype=torch.float64)
-    lv = v.log()
-    tm, lm = t.mean(), lv.mean(-1, keepdim=True)
-    slope = ((t - tm) * (lv - lm)).sum(-1) / ((t - tm) ** 2).sum()
-    icpt = lm[..., 0] - slope * tm
-    pred = icpt[..., None] + slope[..., None] * t
-    ss_res = ((lv - pred) ** 2).sum(-1)
-    ss_tot = ((lv - lm) ** 2).sum(-1)
-    r2 = 1 - ss_res / ss_tot.clamp_min(1e-300)
-    return GrowthFit(rate=torch.expm1(slope), log_c=icpt, r2=r2, t_start=int(t_start), t_stop=int(t_stop))
-
-
 # --------------------------------------------------------------------------------------------
 # The stage-1 chapter's summaries, one per claim
 # --------------------------------------------------------------------------------------------
-@dataclass
-class RecursionCheck:
-    """Lemma 5.1 checked on one draw (:func:`recursion_vs_gd`): ``gd`` (the ``gd`` engine, weights
-    kept at ``steps``), ``rec`` (the ``recursion`` engine, every step), ``dec`` (the least-squares
-    decomposition of ``gd``'s ``W(t) - W(0)`` on ``mu``, ``xi_i``), ``steps (K,)`` the steps of
-    ``gd``, and the largest differences over them: ``err_gamma``, ``err_rho`` (``dec`` against ``rec``)
-    and ``err_loss`` (the two losses, at every step of ``gd``)."""
-
-    gd: Trajectory
-    rec: Trajectory
-    dec: Decomposition
-    steps: torch.Tensor
-    err_gamma: float
-    err_rho: float
-    err_loss: float
-
-
-def recursion_vs_gd(cfg: SyntheticConfig, data: SyntheticData, *, record_every: int = 10) -> RecursionCheck:
-    """Lemma 5.1 (the paper's Eqs. 12 and 13) on one draw: run gradient descent with the closed-form
-    update of Eq. (7), keeping its weights every ``record_every`` steps, and the coefficient
-    recursion alone; decompose the weights of gradient descent by least squares
-    (:func:`mmcl.model.decomposition.decompose`, which knows nothing about the recursion) and compare
-    the coefficients and the losses: see :class:`RecursionCheck`.  Use float64 data to see round-off.
-
-    ``data`` is one draw (not a batch) of the single-modal model; ``cfg.n_epochs`` steps are run."""
-    cfg = _cfg(cfg)
-    if not isinstance(data, SyntheticData):
-        raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
-    if data.batched:
-        raise ValueError("recursion_vs_gd takes one draw, got a batch: pass data[b]")
-    gd = simulate(cfg, data, "single", "gd", keep_weights=True, record_every=record_every)
-    rec = simulate(cfg, data, "single", "recursion")
-    dec = decompose(gd.weights - data.W0, data.mu, data.xi)
-    k = gd.steps
-    return RecursionCheck(gd=gd, rec=rec, dec=dec, steps=k,
-                          err_gamma=float((dec.gamma - rec.gamma[k]).abs().max()),
-                          err_rho=float((dec.rho - rec.rho[k]).abs().max()),
-                          err_loss=float((gd.loss - rec.loss).abs().max()))
-
-
 @dataclass
 class NoiseGrowth:
     """Lemma 5.2 along a single-modal run (:func:`noise_growth`); tensors on the CPU.
 
     * ``steps (K,)``; ``N (..., K, n)`` the average memorisation ``N_i(t)`` of each sample
       (:func:`positive_noise_memorization`) and ``N_med (..., K)`` its median over the samples;
-    * ``fit`` the log-linear fit of ``N_med`` on the window (:func:`fit_growth_rate`);
+    * ``fit`` the log-linear fit of ``N_med`` on the window (:func:`~mmcl.fits.fit_growth_rate`);
     * ``rate_lemma`` = ``0.96 s`` (:func:`mmcl.proofs.predictions.single_growth_rate`), ``step_scale``
       = ``s`` (:func:`~mmcl.proofs.predictions.noise_step_scale`), and ``rate_ab (...)`` = ``(a - b) s``, the rate the ``B``
       dynamics of Sec. 5.1 give a typical sample, with ``a``, ``b`` the medians over the neurons of
@@ -444,7 +316,7 @@ def noise_growth(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, *,
 
     ``traj`` is a single-modal run recorded at every step with ``record_derivatives=True``; pass
     ``coefficients`` (from :func:`b_coefficients`) or ``history`` (with ``noise_aug``) to reuse them."""
-    cfg = _cfg(cfg)
+    check_config(cfg)
     _check(traj, data, False)
     if not (isinstance(window, tuple) and len(window) == 2):
         raise ValueError(f"window must be a (t_start, t_stop) tuple, got {window!r}")

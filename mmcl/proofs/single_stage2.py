@@ -93,10 +93,10 @@ def _check(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: Co
         raise ValueError(f"the comparator of Lemma C.18 is for the single-modal loss; got mode={traj.mode!r}")
     if not isinstance(data, SyntheticData):
         raise ValueError(f"data must be a SyntheticData, got {type(data).__name__}")
-    return _check_run(traj, data, cfg, ccfg)
+    return check_stage2_run(traj, data, cfg, ccfg)
 
 
-def _check_run(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: ComparatorConfig) -> bool:
+def check_stage2_run(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg: ComparatorConfig) -> bool:
     """The checks both stage-2 modules share (``cfg``, ``ccfg``, and that ``traj`` is a run on ``data``);
     returns whether the run is batched."""
     check_config(cfg)
@@ -108,7 +108,7 @@ def _check_run(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig, ccfg
     return batched
 
 
-def _consecutive(traj: Trajectory) -> None:
+def check_consecutive(traj: Trajectory) -> None:
     s = traj.steps
     if s.shape[0] < 2 or not bool((s[1:] - s[:-1] == 1).all()):
         raise ValueError("one-step quantities need consecutive recorded steps: simulate with record_every=1")
@@ -221,17 +221,17 @@ def telescoping(traj: Trajectory, data: SyntheticData, cfg: SyntheticConfig,
     in float64 from the coefficients of Eq. (11): ``W(t) - W* = sum_r e_r (gamma_r mu/||mu||^2 +
     sum_i (rho_{r,i} - lam) xi_i/||xi_i||^2)``."""
     batched = _check(traj, data, cfg, ccfg)
-    _consecutive(traj)
+    check_consecutive(traj)
     f64 = torch.float64
     dev = traj.gamma.device
     data = data.to(device=dev, dtype=f64)
     u = torch.zeros(data.n + 1, dtype=f64, device=dev)
     u[1:] = 1.0  # W* - W(0) = lam * (0, 1, ..., 1) in the basis, for every neuron
     loss = traj.loss.to(f64).index_select(-1, traj.steps.to(traj.loss.device))  # L_S at the recorded steps
-    return _telescoping_core(traj.gamma, traj.rho, data.mu, data.xi, u, loss, traj, cfg, ccfg, batched)
+    return telescoping_core(traj.gamma, traj.rho, data.mu, data.xi, u, loss, traj, cfg, ccfg, batched)
 
 
-def _telescoping_core(gamma, rho, mu, xi, u, loss, traj: Trajectory, cfg: SyntheticConfig, ccfg: ComparatorConfig,
+def telescoping_core(gamma, rho, mu, xi, u, loss, traj: Trajectory, cfg: SyntheticConfig, ccfg: ComparatorConfig,
                       batched: bool) -> Telescoping:
     """The quantities of :class:`Telescoping` for one network with coefficients ``gamma (..., K, m)``,
     ``rho (..., K, m, n)`` in the basis of ``mu``, ``xi`` (float64), a comparator ``W* = W(0) + lam

@@ -15,7 +15,7 @@ def _sum_tol(dtype: torch.dtype) -> float:
     return 1e-9 if dtype == torch.float64 else 1e-5
 
 
-def _check_float(name: str, T, ndim: Optional[int] = None) -> None:
+def check_float(name: str, T, ndim: Optional[int] = None) -> None:
     """A finite floating-point tensor (of ``ndim`` dimensions when given)."""
     if not isinstance(T, torch.Tensor):
         raise ValueError(f"{name} must be a torch.Tensor, got {type(T).__name__}")
@@ -27,9 +27,9 @@ def _check_float(name: str, T, ndim: Optional[int] = None) -> None:
         raise ValueError(f"{name} has non-finite entries (NaN or inf)")
 
 
-def _check_distribution(P) -> None:
+def check_distribution(P) -> None:
     """A joint distribution: 2-D, finite, >= 0, sums to 1, no empty row or column."""
-    _check_float("P", P, 2)
+    check_float("P", P, 2)
     if P.shape[0] < 1 or P.shape[1] < 1:
         raise ValueError(f"P must have at least one row and one column, got shape {tuple(P.shape)}")
     if bool((P < 0).any()):
@@ -46,9 +46,9 @@ def _check_distribution(P) -> None:
                              "D^{-1/2} is undefined there: drop them")
 
 
-def _check_graph(A, name: str = "A") -> None:
+def check_graph(A, name: str = "A") -> None:
     """A symmetric non-negative weight matrix with positive degrees."""
-    _check_float(name, A, 2)
+    check_float(name, A, 2)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be square (a graph on N nodes), got shape {tuple(A.shape)}")
     if bool((A < 0).any()):
@@ -61,7 +61,7 @@ def _check_graph(A, name: str = "A") -> None:
         raise ValueError(f"{name} has {int((deg <= 0).sum())} node(s) with zero degree; D^{{-1/2}} is undefined")
 
 
-def _check_k(k, upper: int, name: str = "k") -> int:
+def check_k(k, upper: int, name: str = "k") -> int:
     """A positive integer ``k`` (a rank or an embedding width) of at most ``upper``."""
     check_int(name, k)
     if k > upper:

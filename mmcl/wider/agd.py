@@ -20,7 +20,7 @@ import torch
 
 from mmcl._utils import check_bool, check_int, check_number
 from mmcl.dynamics import DivergenceError
-from mmcl.wider._checks import _check_float, _check_k
+from mmcl.wider._checks import check_float, check_k
 from mmcl.wider.factorisation import principal_angles
 
 __all__ = ["INITS", "AGDConfig", "AGDResult", "initial_factors", "agd_step", "agd", "default_step",
@@ -75,7 +75,7 @@ class AGDResult:
 
 
 def _check_matrix(A) -> None:
-    _check_float("A", A)
+    check_float("A", A)
     if A.dim() < 2:
         raise ValueError(f"A must be a matrix (..., m, n), got shape {tuple(A.shape)}")
     if A.shape[-1] < 1 or A.shape[-2] < 1:
@@ -128,7 +128,7 @@ def initial_factors(A: torch.Tensor, rank: int, init: str = "ward_kolda", step=N
     """
     _check_matrix(A)
     m, n = A.shape[-2:]
-    _check_k(rank, min(m, n), "rank")
+    check_k(rank, min(m, n), "rank")
     if init not in INITS:
         raise ValueError(f"init={init!r} is not supported; valid: {INITS}")
     eta = _resolve_step(A, step, config)
@@ -222,7 +222,7 @@ def low_rank_matrix(m: int, n: int, r: int, kappa: float, seed: int = 0, dtype=t
     spectrum), so that ``sigma_1 / sigma_r = kappa`` exactly."""
     check_int("m", m)
     check_int("n", n)
-    _check_k(r, min(m, n), "r")
+    check_k(r, min(m, n), "r")
     check_number("kappa", kappa, 1.0, low_closed=True)
     g = torch.Generator().manual_seed(int(seed))
     U, Ru = torch.linalg.qr(torch.randn(m, r, generator=g, dtype=torch.float64))
@@ -369,8 +369,8 @@ def excess_trajectory(M: torch.Tensor, k: int, init: str = "ward_kolda", n_steps
     the largest principal angle (:func:`mmcl.wider.factorisation.principal_angles`) between ``X_t``
     and the top-``k`` left singular vectors of ``M``, for ``t = 0..n_steps``; ``first`` = the first
     ``t`` with ``excess[t] <= level`` (None if none)."""
-    _check_float("M", M, 2)
-    _check_k(k, min(M.shape))
+    check_float("M", M, 2)
+    check_k(k, min(M.shape))
     check_int("n_steps", n_steps, 0)
     U, s, _ = torch.linalg.svd(M, full_matrices=False)
     opt = float((s[k:] ** 2).sum() / (s ** 2).sum())

@@ -29,7 +29,7 @@ from typing import Tuple
 
 import torch
 
-from mmcl.wider._checks import _check_distribution, _check_float, _check_k
+from mmcl.wider._checks import check_distribution, check_float, check_k
 
 __all__ = ["marginals", "normalised_cooccurrence", "encoder_outputs", "spectral_contrastive_loss",
            "factorisation_loss", "optimal_factors", "induced_image_graph", "principal_angles"]
@@ -37,7 +37,7 @@ __all__ = ["marginals", "normalised_cooccurrence", "encoder_outputs", "spectral_
 
 def marginals(P: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """The marginals ``p_V = P 1 (N_v,)`` and ``p_L = P^T 1 (N_l,)`` of a joint ``P (N_v, N_l)``."""
-    _check_distribution(P)
+    check_distribution(P)
     return P.sum(1), P.sum(0)
 
 
@@ -52,9 +52,9 @@ def normalised_cooccurrence(P: torch.Tensor) -> torch.Tensor:
 
 
 def _check_tables(P, F_V, F_L) -> None:
-    _check_distribution(P)
-    _check_float("F_V", F_V, 2)
-    _check_float("F_L", F_L, 2)
+    check_distribution(P)
+    check_float("F_V", F_V, 2)
+    check_float("F_L", F_L, 2)
     if F_V.shape[0] != P.shape[0]:
         raise ValueError(f"F_V has {F_V.shape[0]} rows but P has {P.shape[0]} images (rows); F_V must be (N_v, k)")
     if F_L.shape[0] != P.shape[1]:
@@ -110,7 +110,7 @@ def optimal_factors(P: torch.Tensor, k: int) -> Tuple[torch.Tensor, torch.Tensor
     ``F_V = U_k S_k^{1/2}``, ``F_L = V_k S_k^{1/2}`` of ``P~``.  Returns ``(F_V, F_L, minimum)`` with
     ``minimum = -sum_{i<=k} s_i^2`` (a scalar tensor)."""
     Pt = normalised_cooccurrence(P)
-    _check_k(k, min(Pt.shape))
+    check_k(k, min(Pt.shape))
     U, s, Vh = torch.linalg.svd(Pt, full_matrices=False)
     r = torch.sqrt(s[:k])
     return U[:, :k] * r, Vh[:k].T * r, -(s[:k] ** 2).sum()
@@ -126,7 +126,7 @@ def induced_image_graph(P: torch.Tensor) -> torch.Tensor:
     symmetric, sums to 1, has degrees
     ``A 1 = p_V``, and its normalised form ``D_V^{-1/2} A D_V^{-1/2}`` equals ``P~ P~^T``.
     """
-    _check_distribution(P)
+    check_distribution(P)
     pl = P.sum(0)
     return torch.einsum("xl,yl,l->xy", P, P, 1.0 / pl)
 
@@ -136,8 +136,8 @@ def principal_angles(U: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     ``V (N, b)``, ``(min(a, b),)``.  Cosines are the singular values of ``Q_U^T Q_V``, sines those of
     ``(I - Q_U Q_U^T) Q_V``; the angle is ``atan2(sin, cos)``, accurate near 0 as well as near
     ``pi/2`` (``arccos`` alone cannot resolve angles below ~1e-8 in float64)."""
-    _check_float("U", U, 2)
-    _check_float("V", V, 2)
+    check_float("U", U, 2)
+    check_float("V", V, 2)
     if U.shape[0] != V.shape[0]:
         raise ValueError(f"U {tuple(U.shape)} and V {tuple(V.shape)} must have the same number of rows")
     if U.shape[1] < V.shape[1]:

@@ -25,7 +25,7 @@ import torch
 
 from mmcl.downstream.probe import standardisation
 from mmcl._utils import check_int, check_number
-from mmcl.wider._checks import _check_float, _check_graph, _check_k
+from mmcl.wider._checks import check_float, check_graph, check_k
 from mmcl.wider.factorisation import induced_image_graph
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
 def normalised_adjacency(A: torch.Tensor) -> torch.Tensor:
     """``A_bar = D^{-1/2} A D^{-1/2}`` ``(N, N)`` of a graph ``A (N, N)`` with degrees ``D = diag(A 1)``
     (HaoChen et al. 2021)."""
-    _check_graph(A)
+    check_graph(A)
     r = torch.rsqrt(A.sum(1))
     return A * r[:, None] * r[None, :]
 
@@ -61,7 +61,7 @@ def spectral_embedding(A: torch.Tensor, k: int) -> torch.Tensor:
     ``A_bar`` (the minimiser of ``||A_bar - F F^T||_F^2`` when those eigenvalues are >= 0; negative
     ones are set to 0, as the loss would).  Unique up to a rotation of the ``k`` columns."""
     Ab = normalised_adjacency(A)
-    _check_k(k, Ab.shape[0])
+    check_k(k, Ab.shape[0])
     lam, U = torch.linalg.eigh(Ab)
     lam, U = lam.flip(0)[:k], U.flip(1)[:, :k]
     F = U * torch.sqrt(lam.clamp_min(0.0))
@@ -72,7 +72,7 @@ def label_consistency(A: torch.Tensor, labels: torch.Tensor) -> float:
     """HaoChen et al.'s ``alpha``: the probability that a positive pair ``(x, x+) ~ A`` has
     different labels, ``sum_{x,x+} A(x,x+) 1[y(x) != y(x+)] / sum A``.  ``A (N, N)``, ``labels (N,)``
     integers.  Small is good."""
-    _check_graph(A)
+    check_graph(A)
     if labels.shape != (A.shape[0],):
         raise ValueError(f"labels must have shape ({A.shape[0]},), got {tuple(labels.shape)}")
     diff = (labels[:, None] != labels[None, :]).to(A.dtype)
@@ -83,7 +83,7 @@ def spectral_gap(A: torch.Tensor, k: int) -> float:
     """``lambda_{k+1}``, the ``(k+1)``-th smallest eigenvalue of the normalised Laplacian
     ``I - A_bar`` (HaoChen et al.'s downstream error bound scales as ``alpha / lambda_{k+1}``)."""
     nu = graph_spectrum(A)
-    _check_k(k, len(nu) - 1)
+    check_k(k, len(nu) - 1)
     return float(1.0 - nu[k])
 
 
@@ -105,7 +105,7 @@ def augmentation_graph(X: torch.Tensor, width: float) -> torch.Tensor:
     the overlap of two isotropic Gaussian clouds of standard deviation ``width``: two images are
     a positive pair in proportion to how likely a perturbation of that size links them.  A
     finite-sample stand-in for the augmentation graph of HaoChen et al. (our choice)."""
-    _check_float("X", X, 2)
+    check_float("X", X, 2)
     check_number("width", width, 0.0)
     K = torch.exp(-_sq_distances(X) / (4.0 * width ** 2))  # the diagonal is 1, so every degree is positive
     return K / K.sum()
@@ -116,7 +116,7 @@ def linear_probe_error(Z: torch.Tensor, labels: torch.Tensor, train: torch.Tenso
     features ``Z (N, k)`` (with a bias) fit on the rows where ``train (N,)`` is True, prediction
     by argmax, error on the other rows.  Closed form, deterministic.  ``labels (N,)`` in
     ``0..C-1``; ``l2 > 0`` is the ridge penalty on the standardised scale."""
-    _check_float("Z", Z, 2)
+    check_float("Z", Z, 2)
     N = Z.shape[0]
     if labels.shape != (N,) or train.shape != (N,):
         raise ValueError(f"labels and train must have shape ({N},), got {tuple(labels.shape)} and {tuple(train.shape)}")
@@ -257,7 +257,7 @@ def score_graph(A: torch.Tensor, labels: torch.Tensor, k: int, train: Optional[t
 
 def median_distance(X: torch.Tensor) -> float:
     """The median of ``||x_i - x_j||`` over pairs ``i < j`` of the rows of ``X (N, d)``."""
-    _check_float("X", X, 2)
+    check_float("X", X, 2)
     if X.shape[0] < 2:
         raise ValueError(f"X needs at least 2 rows, got {X.shape[0]}")
     i, j = torch.triu_indices(X.shape[0], X.shape[0], 1)

@@ -157,6 +157,52 @@ def test_blueprint_page_draws_every_statement_linked_and_marked(browser, server,
     assert width > 300, f"the graph is {width}px wide"
 
 
+def _viewport(browser, width, height):
+    """Size the window so that the page's viewport is ``width`` x ``height`` CSS pixels."""
+    browser.set_window_size(width, height)
+    inner_w, inner_h = browser.execute_script("return [window.innerWidth, window.innerHeight]")
+    browser.set_window_size(2 * width - inner_w, 2 * height - inner_h)
+
+
+BLUEPRINT_FIRST_SCREEN_JS = """
+const box = e => e.getBoundingClientRect();
+const px = t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a;  // as drawn on screen
+const summary = document.querySelector('.mmcl-blueprint-summary');
+const spine = document.querySelector('svg.mmcl-blueprint-spine');
+const labels = Array.from(spine.querySelectorAll('g.mmcl-spine-node text')).map(px);
+const full = Array.from(document.querySelectorAll('svg.mmcl-blueprint-graph g.mmcl-node text')).map(px);
+return {width: innerWidth, height: innerHeight, summary: [box(summary).top, box(summary).bottom],
+        spine: [box(spine).top, box(spine).bottom, box(spine).left, box(spine).right],
+        room: spine.parentElement.clientWidth, nodes: spine.querySelectorAll('g.mmcl-spine-node').length,
+        smallest: Math.min(...labels), smallest_full: Math.min(...full), text: summary.innerText,
+        scroll: [window.scrollX, window.scrollY]};
+"""
+
+
+@pytest.mark.book
+def test_blueprint_first_screen_says_what_stands_and_shows_the_spine(browser, server):
+    """At 1280 x 800 px the Blueprint's first screen holds the sentence that says which theorems
+    stand and the whole spine, its labels at 12 px or more on screen; the whole graph below keeps
+    its labels at 12 px too (drawn at its natural size, in a box that scrolls sideways)."""
+    from mmcl.proofs import blueprint as bp
+
+    old = browser.get_window_size()
+    try:
+        _viewport(browser, 1280, 800)
+        _open(browser, server, "book/blueprint.html")
+        m = browser.execute_script(BLUEPRINT_FIRST_SCREEN_JS)
+    finally:
+        browser.set_window_size(old["width"], old["height"])
+    assert (m["width"], m["height"]) == (1280, 800) and m["scroll"] == [0, 0], m
+    assert m["text"].startswith("What stands.") and "Theorem 4.3 (2)" in m["text"], m["text"]
+    assert 0 <= m["summary"][0] < m["summary"][1] <= m["spine"][0], m
+    assert m["spine"][1] <= 800, f"the spine ends at {m['spine'][1]:.0f} px, below the first screen"
+    assert m["spine"][2] >= 0 and m["spine"][3] - m["spine"][2] <= m["room"] + 1 and m["spine"][3] <= 1280, m
+    assert m["nodes"] >= sum(1 for s in bp.STATEMENTS if s.kind in ("theorem", "ours")) + 2
+    assert m["smallest"] >= 12, f"the spine's labels are {m['smallest']:.1f} px at 1280 px"
+    assert m["smallest_full"] >= 12, f"the graph's labels are {m['smallest_full']:.1f} px at 1280 px"
+
+
 @pytest.mark.book
 def test_claims_page_filters_by_verdict(browser, server):
     """Our own measurements are hidden at first (the paper's statements come first); ticking a verdict

@@ -17,8 +17,8 @@ from mmcl.cache import load_or_compute
 from mmcl.dynamics.engines import simulate
 from mmcl.dynamics.trajectory import ENGINES
 from mmcl.experiments.sweep.draws import make_draw
-from mmcl.experiments.sweep.grid import _Run, expand_grid
-from mmcl.experiments.sweep.runner import _CACHE_FORMAT
+from mmcl.experiments.sweep.grid import Run, expand_grid
+from mmcl.experiments.sweep.runner import CACHE_FORMAT
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.decomposition import decompose
 
@@ -44,14 +44,14 @@ def engine_agreement(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0,), 
     runs = expand_grid(grid, seeds, mode, base)
     picked = random.Random(rng_seed).sample(runs, min(n_samples, len(runs)))
     dev = resolve_device(device) if device is not None else torch.device("cpu")
-    params = {"format": _CACHE_FORMAT, "engines": list(engines), "device": dev.type,
+    params = {"format": CACHE_FORMAT, "engines": list(engines), "device": dev.type,
               "runs": [[dataclasses.asdict(r.cfg), r.view, r.seed, r.mode] for r in picked]}
     if span:
         params["span"] = True
     return load_or_compute("sweep-agreement", params, lambda: _agreement(picked, engines, dev, span))
 
 
-def _agreement(picked: List[_Run], engines: Tuple[str, str], dev: torch.device, span: bool = False) -> List[dict]:
+def _agreement(picked: List[Run], engines: Tuple[str, str], dev: torch.device, span: bool = False) -> List[dict]:
     out = []
     for r in picked:
         data = make_draw(r.cfg, r.seed, r.view, dtype=torch.float64, device=dev, span=span)

@@ -23,7 +23,7 @@ from mmcl._utils import check_bool, check_number, resolve_device, resolve_dtype
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_ood, sample_synthetic
 
-__all__ = ["denoised_view", "make_draw"]
+__all__ = ["denoised_view", "make_draw", "UnitDraws"]
 
 
 def _unit_config(cfg: SyntheticConfig) -> SyntheticConfig:
@@ -33,7 +33,7 @@ def _unit_config(cfg: SyntheticConfig) -> SyntheticConfig:
                        sigma_eps=1.0, sigma0=1.0, M=cfg.n // 2 if cfg.balanced else cfg.M)
 
 
-class _UnitDraws:
+class UnitDraws:
     """Small LRU caches of unit draws -- the training part keyed by its shape and seed, the OOD
     part (which depends on ``d``, ``n_test``, ``n_heldout`` and the seed only) apart, so runs that
     differ in ``n`` share it -- and of their rescaled, cast tensors: most runs of a sweep share
@@ -83,13 +83,13 @@ def denoised_view(data: SyntheticData, view_noise_scale: float) -> SyntheticData
 
 
 def make_draw(cfg: SyntheticConfig, seed: int, view_noise_scale: float = 1.0, *, dtype=torch.float32,
-              device="cpu", units: Optional[_UnitDraws] = None, span: bool = False) -> SyntheticData:
+              device="cpu", units: Optional[UnitDraws] = None, span: bool = False) -> SyntheticData:
     """The draw ``sample_synthetic(cfg, seed, span=span)`` (identical bit for bit), made by rescaling
     a unit draw of the same shape and seed (see ``mmcl.experiments.sweep.draws``), with the denoised
     view of ``view_noise_scale`` applied.  ``units`` reuses unit draws across calls.  A span draw
     rescales the same way: its coordinates are the unit coordinates times each vector's scale."""
     check_bool("span", span)
-    units = units if units is not None else _UnitDraws()
+    units = units if units is not None else UnitDraws()
     u, memo = units.train(cfg, seed, span)
     uo, memo_ood = units.ood(cfg, seed, span)
     dtype, device = resolve_dtype(dtype), resolve_device(device)

@@ -19,11 +19,11 @@ import torch
 from mmcl._utils import check_int, check_number
 from mmcl.dynamics.trajectory import MODES
 from mmcl.experiments.sweep.formulas import mu_norm_for_snr, snr_on_curve
-from mmcl.experiments.sweep.table import _same
+from mmcl.experiments.sweep.table import same_value
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic
 
-__all__ = ["DERIVED", "expand_grid", "speed_grid"]
+__all__ = ["DERIVED", "expand_grid", "speed_grid", "Run"]
 
 #: The derived grid parameters, name -> what it sets (applied after the config fields of the point).
 DERIVED = {
@@ -39,7 +39,7 @@ _CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(SyntheticConfig))
 
 
 @dataclass(frozen=True)
-class _Run:
+class Run:
     """One run: the grid point as given, its config, the view's lambda, seed and mode."""
 
     point: Tuple[Tuple[str, Any], ...]
@@ -61,7 +61,7 @@ def _as_values(name: str, values) -> list:
         raise ValueError(f"grid[{name!r}] is empty: give at least one value")
     seen = []
     for v in vals:
-        if any(_same(v, s) and type(v) is type(s) for s in seen):
+        if any(same_value(v, s) and type(v) is type(s) for s in seen):
             raise ValueError(f"grid[{name!r}] repeats the value {v!r}")
         seen.append(v)
     return vals
@@ -117,7 +117,7 @@ def _point_config(base: SyntheticConfig, point: Mapping[str, Any]) -> Tuple[Synt
     return cfg, float(point.get("view_noise_scale", 1.0))
 
 
-def _check_seeds(seeds) -> List[int]:
+def check_seeds(seeds) -> List[int]:
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
         raise ValueError(f"seeds must be a list of non-negative integers, got {seeds!r}")
     out = []
@@ -133,7 +133,7 @@ def _check_seeds(seeds) -> List[int]:
     return out
 
 
-def _check_modes(mode) -> List[str]:
+def check_modes(mode) -> List[str]:
     modes = [mode] if isinstance(mode, str) else list(mode)
     if not modes:
         raise ValueError("mode is empty: give 'single', 'multi' or both")
@@ -146,7 +146,7 @@ def _check_modes(mode) -> List[str]:
 
 
 def expand_grid(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0,), mode="single",
-                base: Optional[SyntheticConfig] = None) -> List[_Run]:
+                base: Optional[SyntheticConfig] = None) -> List[Run]:
     """Validate ``grid`` completely and expand it into runs (grid points x modes x seeds).
 
     Raises ValueError naming the parameter for an unknown name, an empty or non-list value, a
@@ -173,8 +173,8 @@ def expand_grid(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0,), mode=
         if name in DERIVED:
             for v in vals:
                 _check_derived_value(name, v)
-    seeds = _check_seeds(seeds)
-    modes = _check_modes(mode)
+    seeds = check_seeds(seeds)
+    modes = check_modes(mode)
     names = list(values)
     runs = []
     for combo in itertools.product(*(values[n] for n in names)):
@@ -189,7 +189,7 @@ def expand_grid(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0,), mode=
                     raise ValueError(f"grid point {dict(point)}, seed {s}: {exc}") from exc
         for m in modes:
             for s in seeds:
-                runs.append(_Run(point=point, cfg=cfg, view=view, seed=s, mode=m))
+                runs.append(Run(point=point, cfg=cfg, view=view, seed=s, mode=m))
     return runs
 
 

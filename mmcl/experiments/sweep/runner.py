@@ -21,10 +21,10 @@ import torch
 from mmcl._utils import resolve_device, resolve_dtype
 from mmcl.cache import load_or_compute
 from mmcl.downstream.evaluation import evaluate_all
-from mmcl.dynamics.engines import _batched, simulate
+from mmcl.dynamics.engines import as_batched, simulate
 from mmcl.dynamics.trajectory import DivergenceError
-from mmcl.experiments.sweep.draws import _UnitDraws, make_draw
-from mmcl.experiments.sweep.grid import _check_modes, _check_seeds, _Run, expand_grid
+from mmcl.experiments.sweep.draws import UnitDraws, make_draw
+from mmcl.experiments.sweep.grid import check_modes, check_seeds, Run, expand_grid
 from mmcl.experiments.sweep.options import SweepConfig
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.model.config import SyntheticConfig
@@ -35,10 +35,10 @@ __all__ = ["sweep"]
 
 _SHAPE_FIELDS = ("n", "d", "d_tilde", "m", "M", "n_epochs", "n_test", "n_heldout", "balanced")
 _CACHE_NAMESPACE = "sweep"
-_CACHE_FORMAT = 1  # bump when the cached per-run record changes
+CACHE_FORMAT = 1  # bump when the cached per-run record changes
 
 
-def _canonical(run: _Run) -> Tuple[SyntheticConfig, float]:
+def _canonical(run: Run) -> Tuple[SyntheticConfig, float]:
     """The config and lambda with the parameters the mode never reads set to fixed values, so
     that runs differing only in those are computed once: a multi-modal run never reads ``eps``
     (``sigma_eps``, the view); a single-modal run never reads ``mu~``, ``xi~`` beyond their shape
@@ -50,7 +50,7 @@ def _canonical(run: _Run) -> Tuple[SyntheticConfig, float]:
 
 
 def _cache_params(cfg: SyntheticConfig, view: float, seed: int, mode: str, opts: SweepConfig) -> dict:
-    params = {"format": _CACHE_FORMAT, "cfg": dataclasses.asdict(cfg), "view_noise_scale": view, "seed": seed,
+    params = {"format": CACHE_FORMAT, "cfg": dataclasses.asdict(cfg), "view_noise_scale": view, "seed": seed,
               "mode": mode, "engine": opts.engine, "dtype": opts.dtype, "protocols": list(opts.protocols),
               "t1_level": opts.t1_level, "record_every": opts.record_every, "score_init": opts.score_init}
     if opts.span:  # a span draw is another draw of the seed; explicit runs keep the keys they always had
@@ -82,7 +82,7 @@ def _bytes_per_run(cfg: SyntheticConfig, mode: str, opts: SweepConfig) -> int:
     if mode == "multi":
         data += cfg.n * cfg.d_tilde + cfg.m * cfg.d_tilde
         traj *= 2
-    # the engines' stacked patches and basis (mmcl.dynamics.kernel._Network)
+    # the engines' stacked patches and basis (mmcl.dynamics.grams._Network)
     data += (3 * cfg.n + 3) * cfg.d if mode == "single" else (2 * cfg.n + 3) * (cfg.d + cfg.d_tilde)
     if opts.engine != "recursion":  # the weights and their temporaries
         data += 4 * cfg.m * max(cfg.d, cfg.d_tilde)
@@ -125,14 +125,14 @@ def _pad_draw(data: SyntheticData, d: int, d_tilde: int) -> SyntheticData:
 _SCORED = ("W0", "mu", "xi", "y")  # the draw's tensors that scoring a run reads (mmcl.downstream.evaluation)
 
 
-def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dict]:
+def _run_batch(spec: _BatchSpec, units: Optional[UnitDraws] = None) -> List[dict]:
     """Run one batch as one tensor computation; returns one metrics dict per run.
 
     Runs of the recursion engine may differ in ``d``/``d~``: the recursion only sees inner
     products, so the draws are zero-padded to the largest dimension for ``simulate``, and
     each dimension's runs are then scored on their own, unpadded OOD sets.  A batch in which some
     run diverges is split in halves until the diverging runs are alone."""
-    units = units if units is not None else _UnitDraws()
+    units = units if units is not None else UnitDraws()
     opts = spec.opts
     dtype = resolve_dtype(opts.dtype)
     draws = [make_draw(c, s, v, dtype=dtype, device=spec.device, units=units, span=opts.span)
@@ -185,7 +185,7 @@ def _run_batch(spec: _BatchSpec, units: Optional[_UnitDraws] = None) -> List[dic
             # the runs share one draw (same seed and scales: make_draw's memo returns the same tensors),
             # so their embeddings share its products with the inputs: scored against it once, by
             # broadcasting (mmcl.dynamics.forward.preactivations), instead of forming each run's W
-            sub = _batched(draws[idx[0]])
+            sub = as_batched(draws[idx[0]])
         elif len(idx) == B and len(set(dims)) == 1:
             sub = data
         else:
@@ -248,7 +248,7 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
     t_start = time.perf_counter()
     opts = SweepConfig(engine=engine, device=None if device is None else str(device), **options)
     base = SyntheticConfig() if base is None else base
-    seeds, modes = _check_seeds(seeds), _check_modes(mode)  # once: they may be iterators
+    seeds, modes = check_seeds(seeds), check_modes(mode)  # once: they may be iterators
     runs = expand_grid(grid, seeds, modes, base)
     if client is not None and not (hasattr(client, "submit") and hasattr(client, "gather")):
         raise ValueError(f"client must be a dask.distributed.Client (with submit/gather), got {type(client).__name__}")
@@ -308,7 +308,7 @@ def sweep(grid: Mapping[str, Sequence], seeds: Iterable[int] = (0, 1, 2), mode="
             bar.update(len(chunk))
 
     if client is None:
-        units = _UnitDraws()
+        units = UnitDraws()
         for chunk, spec in specs:
             _finish(chunk, _run_batch(spec, units))
     elif specs:

@@ -67,7 +67,7 @@ class SweepTable:
         for k in equals:
             self._check(k)
         keep = [i for i, r in enumerate(self.rows)
-                if all(_same(r[k], v) for k, v in equals.items()) and (predicate is None or predicate(r))]
+                if all(same_value(r[k], v) for k, v in equals.items()) and (predicate is None or predicate(r))]
         return SweepTable([self.rows[i] for i in keep], self.columns, [self.configs[i] for i in keep],
                           self.grid_keys, self.meta)
 
@@ -130,7 +130,7 @@ class SweepTable:
         return SweepTable(rows, cols, [c for t in tables for c in t.configs], keys, tables[0].meta)
 
 
-def _same(a, b) -> bool:
+def same_value(a, b) -> bool:
     if isinstance(a, float) and isinstance(b, numbers.Real) and not isinstance(b, bool):
         return math.isclose(a, float(b), rel_tol=1e-12, abs_tol=0.0) or a == b
     return a == b

@@ -94,7 +94,7 @@ class RegimeScaling:
         return self.step / (self.m * self.tau)
 
 
-def _check_n(n) -> int:
+def check_n(n) -> int:
     check_int("n", n, 2)
     if n % 2:
         raise ValueError(f"n must be even (balanced labels), got {n}")
@@ -118,7 +118,7 @@ def b2_dimension(n: int, scaling: RegimeScaling = RegimeScaling()) -> int:
     """The smallest ``d`` at which Lemma B.2's condition (item 1b, :func:`mmcl.proofs.assumptions.lemma_b2_min_d`)
     holds under the scaling: with ``sigma0 = c0/sqrt(d)`` its right side is ``c(n) sqrt(d)``, so
     ``d >= c(n)^2`` (about ``2.8e17`` at ``n = 100``, ``4e19`` at ``n = 1000``)."""
-    n = _check_n(n)
+    n = check_n(n)
     probe = _build(n, 10 ** 6, scaling)  # any d: the bound's ratio to sqrt(d) does not depend on it
     c = lemma_b2_min_d(probe, scaling.delta) / math.sqrt(probe.d)
     return max(2, math.ceil(c * c * (1 + 1e-9)))
@@ -127,7 +127,7 @@ def b2_dimension(n: int, scaling: RegimeScaling = RegimeScaling()) -> int:
 def regime_dimension(n: int, scaling: RegimeScaling = RegimeScaling()) -> int:
     """``d`` of the scaling at ``n``: ``ceil(n^2 log(6 n^2/delta))`` (item 1a), and at least
     :func:`b2_dimension` with ``d_rule="b2"``."""
-    n = _check_n(n)
+    n = check_n(n)
     d = math.ceil(n * n * math.log(6 * n * n / scaling.delta) * (1 + 1e-12))
     return max(d, b2_dimension(n, scaling)) if scaling.d_rule == "b2" else d
 
@@ -140,7 +140,7 @@ def regime_config(n: int, scaling: RegimeScaling = RegimeScaling(), *, for_span:
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
     check_bool("for_span", for_span)
-    n = _check_n(n)
+    n = check_n(n)
     d = regime_dimension(n, scaling)
     if for_span and d > SPAN_D_MAX:
         raise ValueError(f"d={d:.3e} (d_rule={scaling.d_rule!r} at n={n}) exceeds what span draws take, d <= 2^78; "

@@ -8,7 +8,7 @@ modes, the recursion, recorded at ``floor(T1)`` of Lemma 5.2 / 5.4
 every step (``t1_every=1``); both downstream protocols on the final state
 (:func:`mmcl.downstream.evaluation.evaluate_all`).  The per-seed quantities
 (``QUANTITIES``) are fitted against ``n`` with
-:func:`~mmcl.experiments.theorems_regime.loglog_fit` (:mod:`mmcl.experiments.theorems_regime.fits`).
+:func:`mmcl.fits.loglog_fit`.
 
 Public: every name in ``__all__``, importable from (and documented under) :mod:`mmcl.experiments.theorems_regime`.
 """
@@ -23,8 +23,8 @@ import torch
 from mmcl._utils import check_int
 from mmcl.downstream.evaluation import evaluate_all
 from mmcl.dynamics import MODES, simulate
-from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
-from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
+from mmcl.fits import LogLogFit, loglog_fit
+from mmcl.experiments.theorems_regime.scalings import RegimeScaling, check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic_batch
 from mmcl.proofs.predictions import measured_t1, t1_formula
@@ -82,7 +82,7 @@ class RegimeSweep:
         return [v * n ** power for v, n in zip(self.values(mode, q), self.sizes)]
 
     def fit(self, mode: str, q: str, power: float = 0.0, **kw) -> LogLogFit:
-        """:func:`loglog_fit` of ``q * n^power`` against ``n``."""
+        """:func:`~mmcl.fits.loglog_fit` of ``q * n^power`` against ``n``."""
         return loglog_fit(self.sizes, self.scaled(mode, q, power), **kw)
 
     def mean(self, mode: str, q: str) -> List[float]:
@@ -131,7 +131,7 @@ def run_regime_sweep(sizes: Sequence[int], seeds: Mapping[int, int], scaling: Re
 
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
-    sizes = [_check_n(n) for n in sizes]
+    sizes = [check_n(n) for n in sizes]
     if len(sizes) < 2 or len(set(sizes)) != len(sizes):
         raise ValueError(f"sizes must hold at least 2 distinct values of n, got {sizes}")
     if not isinstance(seeds, Mapping) or set(seeds) != set(sizes):

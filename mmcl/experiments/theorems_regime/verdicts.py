@@ -18,7 +18,7 @@ import torch
 
 from mmcl._utils import check_int
 from mmcl.dynamics import Trajectory, simulate
-from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
+from mmcl.experiments.theorems_regime.scalings import RegimeScaling, check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic_batch
 from mmcl.proofs import multi_stage1 as _ms1
@@ -152,7 +152,7 @@ def revisit_verdicts(sizes: Sequence[int], seeds: Mapping[int, int], scaling: Re
     ``O(T n^2 m)`` memory per seed), elsewhere its fields are ``nan``.  float64, as the stage chapters."""
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
-    sizes = [_check_n(n) for n in sizes]
+    sizes = [check_n(n) for n in sizes]
     if not sizes:
         raise ValueError("sizes must hold at least one n")
     if not isinstance(seeds, Mapping) or not set(sizes) <= set(seeds):

@@ -1,7 +1,7 @@
 """The decisive runs: both theorems measured where every premise a computer can reach holds, with
 the test distribution of Sec. 3.3 (the book's chapter "The decisive runs").
 
-**The scaling** (:func:`~mmcl.experiments.theorems_regime.decisive_config`).  The chapter scaling
+**The scaling** (:func:`~mmcl.experiments.decisive_runs.decisive_config`).  The chapter scaling
 of :mod:`mmcl.experiments.theorems_regime.scalings` with ``d`` raised to Lemma B.2's bound
 (``DECISIVE_SCALING``, ``d_rule="b2"``: ``d = 5.9e21`` at ``n = 10^4``, drawn exactly by span
 draws, :mod:`mmcl.model.span`), and ``nu`` tilted away from ``mu`` so that Sec. 3.3's condition holds:
@@ -20,19 +20,19 @@ The constants that are ours are those of :class:`~mmcl.experiments.theorems_regi
 ``mu`` along its first column and the tilted ``nu`` in the first two; each network is trained once
 on that draw and scored on two OOD sets that share their labels and noise ``zeta``: the tilted
 ``nu`` (``"sec33"``) and the paper's ``nu = ||nu|| mu/||mu||`` in the same basis (``"parallel"``,
-:func:`~mmcl.experiments.theorems_regime.parallel_ood`).
+:func:`~mmcl.experiments.decisive_runs.parallel_ood`).
 
-**The measurements** (:func:`~mmcl.experiments.theorems_regime.run_decisive`, one ``n``;
-:func:`~mmcl.experiments.theorems_regime.run_decisive_sweep`, several): per mode the training loss
+**The measurements** (:func:`~mmcl.experiments.decisive_runs.run_decisive`, one ``n``;
+:func:`~mmcl.experiments.decisive_runs.run_decisive_sweep`, several): per mode the training loss
 (Theorems 4.2 (1)/4.3 (1)), the OOD error of both protocols under both ``nu`` (4.2 (2)/4.3 (2)),
 the coefficients at Lemma 5.2's/5.4's ``T1`` and at the end, the OOD response split into its
 init, signal and memorised parts (:func:`mmcl.downstream.response.ood_response`) with the
 ablations that say which part decides the error (:func:`mmcl.downstream.response.ablated_accuracy`),
 and Lemmas C.9/C.10 at initialisation (:func:`mmcl.proofs.single_stage1.init_noise_totals`).
-:func:`~mmcl.experiments.theorems_regime.decisive_chains` re-takes App. C.2 and D.2 (Lemmas
+:func:`~mmcl.experiments.decisive_runs.decisive_chains` re-takes App. C.2 and D.2 (Lemmas
 C.14-C.18, D.11-D.15) on every-step runs at small ``n`` of the same scaling.
 
-Public: every name in ``__all__``, importable from (and documented under) :mod:`mmcl.experiments.theorems_regime`.
+Public: every name in ``__all__``, importable from :mod:`mmcl.experiments.decisive_runs`.
 """
 from __future__ import annotations
 
@@ -48,14 +48,14 @@ from mmcl.downstream.evaluation import PROTOCOLS
 from mmcl.downstream.response import PARTS, ablated_accuracy, ood_response
 from mmcl.downstream.tilt import TiltCurves, cos_grid, tilt_curves
 from mmcl.dynamics import MODES, simulate
-from mmcl.experiments.theorems_regime.fits import LogLogFit, loglog_fit
-from mmcl.experiments.theorems_regime.scalings import RegimeScaling, _check_n, regime_config
+from mmcl.fits import LogLogFit, loglog_fit
+from mmcl.experiments.theorems_regime.scalings import RegimeScaling, check_n, regime_config
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import OODData, SyntheticData, sample_synthetic_batch
 from mmcl.proofs.assumptions import AssumptionConfig, Condition, check_assumption41, premise_conditions
 from mmcl.proofs.multi_stage1 import loss_derivative_spread_at
-from mmcl.proofs.predictions import measured_t1, t1_formula
-from mmcl.proofs.single_stage1 import b_init_mean, init_noise_totals, lemma_c9_bound
+from mmcl.proofs.predictions import b_init_mean, lemma_c9_bound, measured_t1, t1_formula
+from mmcl.proofs.single_stage1 import init_noise_totals
 
 __all__ = ["DECISIVE_SCALING", "SEC33_RATIO", "NUS", "N_DECISIVE", "decisive_config", "parallel_ood",
            "decisive_conditions", "mode_premises", "ModeResult", "DecisiveRun", "run_decisive", "DecisiveSweep",
@@ -145,8 +145,8 @@ class ModeResult:
 
 @dataclass
 class DecisiveRun:
-    """One ``n`` of the decisive scaling (:func:`run_decisive`): ``cfg`` (Sec. 3.3's ``nu``),
-    ``seeds``, ``conditions`` (:func:`decisive_conditions`), ``modes[mode]`` a :class:`ModeResult`,
+    """One ``n`` of the decisive scaling (:func:`~mmcl.experiments.decisive_runs.run_decisive`): ``cfg`` (Sec. 3.3's ``nu``),
+    ``seeds``, ``conditions`` (:func:`~mmcl.experiments.decisive_runs.decisive_conditions`), ``modes[mode]`` a :class:`~mmcl.experiments.decisive_runs.ModeResult`,
     Lemmas C.9/C.10 at initialisation (``B_plus0 (S, m)``, ``c9_bound``, ``b0_mean``,
     ``c10_fraction (S,)``) and the ``seconds`` the run took."""
 
@@ -167,7 +167,7 @@ class DecisiveRun:
         return [c.key for c in self.conditions if not c.holds]
 
     def failing_for(self, mode: str) -> List[str]:
-        """The failing conditions that ``mode``'s theorem uses (:func:`mode_premises`)."""
+        """The failing conditions that ``mode``'s theorem uses (:func:`~mmcl.experiments.decisive_runs.mode_premises`)."""
         keys = mode_premises(mode)
         return [k for k in self.failing if k in keys]
 
@@ -245,8 +245,8 @@ def run_decisive(n: int, seeds: int = 1, scaling: RegimeScaling = DECISIVE_SCALI
                  sec33_ratio: float = SEC33_RATIO, device="cpu", dtype="float32", progress: bool = False,
                  modes: Sequence[str] = MODES) -> DecisiveRun:
     """Both modes (or ``modes``) at ``n`` with seeds ``0..seeds-1`` (one batch of span draws) on the
-    decisive scaling (:func:`decisive_config`), scored under both ``nu`` (``NUS``) and both
-    protocols; see :class:`DecisiveRun`.  float32 by default: at these ``d`` it agrees with float64
+    decisive scaling (:func:`~mmcl.experiments.decisive_runs.decisive_config`), scored under both ``nu`` (``NUS``) and both
+    protocols; see :class:`~mmcl.experiments.decisive_runs.DecisiveRun`.  float32 by default: at these ``d`` it agrees with float64
     to about ``1e-6`` in the loss and the coefficients (the tests compare them at one size)."""
     if not isinstance(scaling, RegimeScaling):
         raise ValueError(f"scaling must be a RegimeScaling, got {type(scaling).__name__}")
@@ -254,7 +254,7 @@ def run_decisive(n: int, seeds: int = 1, scaling: RegimeScaling = DECISIVE_SCALI
     if not modes or any(m not in MODES for m in modes) or len(set(modes)) != len(modes):
         raise ValueError(f"modes={modes!r} must be distinct modes among {MODES}")
     check_int("seeds", seeds)
-    n = _check_n(n)
+    n = check_n(n)
     t0 = time.perf_counter()
     cfg = decisive_config(n, scaling, sec33_ratio)
     data = sample_synthetic_batch(cfg, range(seeds), span=True, dtype=dtype, device=device)
@@ -269,7 +269,7 @@ def run_decisive(n: int, seeds: int = 1, scaling: RegimeScaling = DECISIVE_SCALI
 
 @dataclass
 class ErrorTrend:
-    """The trend of one OOD error with ``n``: ``fit`` (:func:`loglog_fit` of the mean error, floored at
+    """The trend of one OOD error with ``n``: ``fit`` (:func:`~mmcl.fits.loglog_fit` of the mean error, floored at
     ``1e-3``: a slope and its bootstrap interval), ``difference`` (mean error at the largest ``n``
     minus at the smallest) with its standard error ``difference_se`` (seeds and the held-out set's
     binomial spread), and ``last``/``last_se`` the mean error at the largest ``n`` and its standard error."""
@@ -290,7 +290,7 @@ def _se(err: torch.Tensor, n_eval: int) -> float:
 
 
 def error_trend(sizes: Sequence[int], errors: Sequence[torch.Tensor], n_eval: int) -> ErrorTrend:
-    """:class:`ErrorTrend` of per-seed errors ``errors[k]`` at ``sizes[k]`` (``n_eval`` held-out inputs)."""
+    """:class:`~mmcl.experiments.decisive_runs.ErrorTrend` of per-seed errors ``errors[k]`` at ``sizes[k]`` (``n_eval`` held-out inputs)."""
     check_int("n_eval", n_eval)
     fit = loglog_fit(sizes, errors, floor=1e-3)
     a, b = errors[0], errors[-1]
@@ -301,7 +301,7 @@ def error_trend(sizes: Sequence[int], errors: Sequence[torch.Tensor], n_eval: in
 
 @dataclass
 class DecisiveSweep:
-    """:func:`run_decisive` at several ``n``: ``sizes``, ``by_n[n]`` a :class:`DecisiveRun`."""
+    """:func:`~mmcl.experiments.decisive_runs.run_decisive` at several ``n``: ``sizes``, ``by_n[n]`` a :class:`~mmcl.experiments.decisive_runs.DecisiveRun`."""
 
     sizes: List[int]
     by_n: Dict[int, DecisiveRun]
@@ -311,11 +311,11 @@ class DecisiveSweep:
         return [self.by_n[n].modes[mode].error[nu, protocol] for n in self.sizes]
 
     def trend(self, mode: str, nu: str, protocol: str) -> ErrorTrend:
-        """:func:`error_trend` of one error."""
+        """:func:`~mmcl.experiments.decisive_runs.error_trend` of one error."""
         return error_trend(self.sizes, self.errors(mode, nu, protocol), self.by_n[self.sizes[-1]].cfg.n_heldout)
 
     def values(self, mode: str, name: str) -> List[torch.Tensor]:
-        """A per-seed field of :class:`ModeResult` (``loss``, ``gamma_T1``, ...) at every size."""
+        """A per-seed field of :class:`~mmcl.experiments.decisive_runs.ModeResult` (``loss``, ``gamma_T1``, ...) at every size."""
         return [getattr(self.by_n[n].modes[mode], name) for n in self.sizes]
 
     def parts(self, mode: str, v: str, part: str) -> List[float]:
@@ -325,10 +325,10 @@ class DecisiveSweep:
 
 def run_decisive_sweep(seeds: Mapping[int, int], scaling: RegimeScaling = DECISIVE_SCALING, *,
                        device="cpu", dtype="float32", progress: bool = False) -> DecisiveSweep:
-    """:func:`run_decisive` at every ``n`` of ``seeds`` (``n -> number of seeds``, at least two sizes)."""
+    """:func:`~mmcl.experiments.decisive_runs.run_decisive` at every ``n`` of ``seeds`` (``n -> number of seeds``, at least two sizes)."""
     if not isinstance(seeds, Mapping) or len(seeds) < 2:
         raise ValueError(f"seeds must map at least 2 values of n to a number of seeds, got {seeds!r}")
-    sizes = sorted(_check_n(n) for n in seeds)
+    sizes = sorted(check_n(n) for n in seeds)
     by_n = {n: run_decisive(n, check_int(f"seeds[{n}]", seeds[n]), scaling, device=device, dtype=dtype,
                             progress=progress) for n in sizes}
     return DecisiveSweep(sizes=sizes, by_n=by_n)
@@ -366,14 +366,14 @@ class DecisiveChains:
 def decisive_chains(n: int, seeds: int = 2, scaling: RegimeScaling = DECISIVE_SCALING, *, epsilon: float = 0.05,
                     device="cpu") -> DecisiveChains:
     """App. C.2 and D.2 along every-step float64 runs at ``n`` (memory ``O(T n^2 M)``: small ``n``
-    only) of :func:`decisive_config`, target loss ``epsilon``; see :class:`DecisiveChains`."""
+    only) of :func:`~mmcl.experiments.decisive_runs.decisive_config`, target loss ``epsilon``; see :class:`~mmcl.experiments.decisive_runs.DecisiveChains`."""
     from mmcl.proofs import multi_stage2 as ms2
     from mmcl.proofs import single_stage2 as ss2
     from mmcl.proofs.predictions import t1_multi, t1_single
 
     check_int("seeds", seeds)
     check_number("epsilon", epsilon, 0, 1)
-    cfg = decisive_config(_check_n(n), scaling)
+    cfg = decisive_config(check_n(n), scaling)
     data = sample_synthetic_batch(cfg, range(seeds), span=True, dtype="float64", device=device, with_ood=False)
     ccfg = ss2.ComparatorConfig(epsilon=epsilon)
     single = simulate(cfg, data, "single", "recursion")

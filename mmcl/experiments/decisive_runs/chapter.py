@@ -1,19 +1,18 @@
 """The experiment of the chapter :ref:`The decisive runs <sec-decisive-runs>`: its sizes and
-its cached runs.  The computations are those of :mod:`mmcl.experiments.theorems_regime.decisive`
-(re-exported by :mod:`mmcl.experiments.theorems_regime`); the drawings are in
-:mod:`mmcl.figures.decisive_runs`.
+its cached runs.  The computations are those of :mod:`mmcl.experiments.decisive_runs.runs`; the
+drawings are in :mod:`mmcl.figures.decisive_runs`.
 
-* :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
-  (:class:`DecisiveSizes`, one per size in ``BY_SIZE``);
-* :func:`decisive_sweep` -- :func:`~mmcl.experiments.theorems_regime.run_decisive_sweep` at the
+* :func:`~mmcl.experiments.decisive_runs.sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
+  (:class:`~mmcl.experiments.decisive_runs.DecisiveSizes`, one per size in ``BY_SIZE``);
+* :func:`~mmcl.experiments.decisive_runs.decisive_sweep` -- :func:`~mmcl.experiments.decisive_runs.run_decisive_sweep` at the
   size's ``n`` and seeds, cached per ``(size, device)``;
-* :func:`decisive_chains_by_n` -- :func:`~mmcl.experiments.theorems_regime.decisive_chains` at the
+* :func:`~mmcl.experiments.decisive_runs.decisive_chains_by_n` -- :func:`~mmcl.experiments.decisive_runs.decisive_chains` at the
   size's ``chain_sizes`` (cached);
-* :func:`decisive_point` -- one seed at the size's decisive ``n`` (``9,224`` at the default size,
+* :func:`~mmcl.experiments.decisive_runs.decisive_point` -- one seed at the size's decisive ``n`` (``9,224`` at the default size,
   multi-modal), cached;
-* :func:`premises_by_n` -- the failing premises at the sweep's ``n`` and at the decisive ones
+* :func:`~mmcl.experiments.decisive_runs.premises_by_n` -- the failing premises at the sweep's ``n`` and at the decisive ones
   (``N_DECISIVE`` and ``10^4``, evaluated only);
-* :func:`error_table`, :func:`point_summary` -- what the page prints of the sweep and of the point.
+* :func:`~mmcl.experiments.decisive_runs.error_table`, :func:`~mmcl.experiments.decisive_runs.point_summary` -- what the page prints of the sweep and of the point.
 """
 from __future__ import annotations
 
@@ -23,13 +22,13 @@ from typing import Dict, List, Mapping, Tuple
 
 from mmcl.cache import load_or_compute
 from mmcl.experiments.sizes import pick
-from mmcl.experiments.theorems_regime import (N_DECISIVE, NUS, DecisiveChains, DecisiveRun, DecisiveSweep,
-                                              decisive_chains, decisive_conditions, decisive_config, run_decisive,
-                                              run_decisive_sweep)
+from mmcl.experiments.decisive_runs.runs import (N_DECISIVE, NUS, DecisiveChains, DecisiveRun, DecisiveSweep,
+                                               decisive_chains, decisive_conditions, decisive_config, run_decisive,
+                                               run_decisive_sweep)
 
 __all__ = ["DecisiveSizes", "BY_SIZE", "sizes", "decisive_sweep", "decisive_chains_by_n", "decisive_point",
            "premises_by_n", "error_table", "point_summary", "parts_table", "ablation_table",
-           "chains_table", "init_table", "PREMISE_SIZES", "premise_comparison", "sec33_agreement"]
+           "chains_table", "init_table", "PREMISE_SIZES", "PARTS_SHOWN", "premise_comparison", "sec33_agreement"]
 
 #: The ``n`` at which the premises are evaluated besides the sweep's: the first at which 4a holds and 10^4.
 PREMISE_SIZES = (N_DECISIVE, 10000)
@@ -64,13 +63,13 @@ BY_SIZE: Dict[str, DecisiveSizes] = {
 
 
 def sizes(size: str = "default") -> DecisiveSizes:
-    """The :class:`DecisiveSizes` of ``size`` (a ValueError names the valid sizes)."""
+    """The :class:`~mmcl.experiments.decisive_runs.DecisiveSizes` of ``size`` (a ValueError names the valid sizes)."""
     return pick(BY_SIZE, size)
 
 
 @functools.lru_cache(maxsize=3)
 def decisive_sweep(size: str = "default", device: str = "cpu") -> DecisiveSweep:
-    """The decisive runs at the ``sweep_seeds`` of :func:`sizes`, cached in memory and on disk
+    """The decisive runs at the ``sweep_seeds`` of :func:`~mmcl.experiments.decisive_runs.sizes`, cached in memory and on disk
     (:func:`mmcl.cache.load_or_compute`): the reading guide draws the same runs first."""
     seeds = dict(sizes(size).sweep_seeds)
     params = {"seeds": sorted(seeds.items()), "device": str(device)}
@@ -79,14 +78,14 @@ def decisive_sweep(size: str = "default", device: str = "cpu") -> DecisiveSweep:
 
 @functools.lru_cache(maxsize=3)
 def decisive_chains_by_n(size: str = "default", device: str = "cpu") -> Dict[int, DecisiveChains]:
-    """App. C.2/D.2 at the ``chain_sizes`` of :func:`sizes` (cached)."""
+    """App. C.2/D.2 at the ``chain_sizes`` of :func:`~mmcl.experiments.decisive_runs.sizes` (cached)."""
     s = sizes(size)
     return {n: decisive_chains(n, s.chain_seeds, device=device) for n in s.chain_sizes}
 
 
 @functools.lru_cache(maxsize=3)
 def decisive_point(size: str = "default", device: str = "cpu") -> DecisiveRun:
-    """The decisive point of :func:`sizes`: one seed at ``point_n`` in ``point_modes``, or, where
+    """The decisive point of :func:`~mmcl.experiments.decisive_runs.sizes`: one seed at ``point_n`` in ``point_modes``, or, where
     ``point_n`` is 0, the sweep's run at its largest ``n``; cached in memory and on disk
     (:func:`mmcl.cache.load_or_compute`), so that the window chapter reads the decisive chapter's run."""
     s = sizes(size)
@@ -99,8 +98,8 @@ def decisive_point(size: str = "default", device: str = "cpu") -> DecisiveRun:
 
 
 def premises_by_n(size: str = "default") -> Dict[int, List[str]]:
-    """The keys of the failing premises (:func:`~mmcl.experiments.theorems_regime.decisive_conditions`)
-    at every ``n`` of the sweep and at :data:`PREMISE_SIZES`."""
+    """The keys of the failing premises (:func:`~mmcl.experiments.decisive_runs.decisive_conditions`)
+    at every ``n`` of the sweep and at :data:`~mmcl.experiments.decisive_runs.chapter.PREMISE_SIZES`."""
     ns = sorted(set(sizes(size).sweep_seeds) | set(PREMISE_SIZES))
     return {n: [c.key for c in decisive_conditions(decisive_config(n)) if not c.holds] for n in ns}
 
@@ -145,7 +144,7 @@ def point_summary(point: DecisiveRun) -> str:
     return "\n".join(lines)
 
 
-#: The parts of a feature's response that :func:`parts_table` prints: ``(input, part)``.
+#: The parts of a feature's response that :func:`~mmcl.experiments.decisive_runs.parts_table` prints: ``(input, part)``.
 PARTS_SHOWN = (("parallel", "signal"), ("sec33", "signal"), ("sec33", "init"), ("zeta", "init"),
                ("zeta", "signal"), ("zeta", "memorised"))
 
