@@ -2,7 +2,7 @@
 
 ``mmcl figure NAME --out DIR`` makes any figure of the book without building it (``mmcl figure
 --list`` lists them; ``mmcl figure fig1 --seeds 5`` is the paper's Figure 1 with its own options);
-the other subcommands (ColoredMNIST, sweeps, the decisive runs, the GPU check, notebooks, the CPU code path) register
+the other subcommands (ColoredMNIST, sweeps, the decisive runs, a talk's deck, the GPU check, notebooks, the CPU code path) register
 themselves in
 ``COMMANDS``.
 """
@@ -22,6 +22,7 @@ COMMANDS = {
     "sweep": "mmcl.commands.sweep:add_parser",
     "regime": "mmcl.commands.regime:add_parser",
     "window": "mmcl.commands.window:add_parser",
+    "talk": "mmcl.commands.talk:add_parser",
     "gpu-check": "mmcl.commands.gpu_check:add_parser",
     "notebooks": "mmcl.booksupport.notebooks:add_parser",
     "codepath": "mmcl.codepath:add_parser",
@@ -80,13 +81,14 @@ def _figure1(args):
     """``mmcl figure fig1``: Figure 1 with a chosen number of seeds, engine and precision."""
     from mmcl.model.config import SyntheticConfig
     from mmcl.experiments.figure1 import run_figure1
-    from mmcl.figures.reading_guide import plot_figure1
+    from mmcl.figures.figure1 import draw_figure1
+    from mmcl.figures.theme import save_figure
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
     res = run_figure1(SyntheticConfig(), range(args.seeds), engine=args.engine, device=args.device,
                       dtype=args.dtype, progress=sys.stderr.isatty())
-    _, paths = plot_figure1(res, args.out)
+    paths = save_figure(draw_figure1(res), "fig1-dynamics", args.out)
     for mode, c in res.curves.items():
         f = c.final()
         print(f"{mode:>6}: loss {f['loss']:.4f}  OOD acc adapt {f['acc_adapt']:.3f} transfer {f['acc_transfer']:.3f}  "

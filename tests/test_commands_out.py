@@ -16,6 +16,7 @@ COMMANDS = [
     ["figure", "stage1-noise-growth", "--out", BAD],
     ["notebooks", "run", "setting", "--out", BAD],
     ["gpu-check", "--tiny", "--device", "cpu", "--out", BAD],
+    ["talk", "--size", "tiny", "--out", BAD],
 ]
 
 

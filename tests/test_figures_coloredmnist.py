@@ -3,6 +3,8 @@ a run, the run table's helpers (caption geometry, colour-only reference), the su
 of Table 1, and the argument checks (each names its parameter)."""
 import math
 
+import matplotlib.figure
+
 import pytest
 import torch
 
@@ -33,7 +35,7 @@ def test_public_names_stay_importable_from_the_package():
                  "run_one", "run_table1"):
         assert name in cm.__all__ and getattr(cm, name) is not None
     # the drawings are the figures layer's: the experiment package does not reach up for them
-    for name in ("plot_table1", "plot_feature_probes", "plot_samples", "plot_probe_l2"):
+    for name in ("draw_table1", "draw_feature_probes", "draw_samples", "draw_probe_l2"):
         assert not hasattr(cm, name) and callable(getattr(fig_cm, name))
 
 
@@ -175,13 +177,13 @@ def test_arguments_are_checked_and_named(tiny_data):
     with pytest.raises(ValueError, match="results must be a non-empty dict"):
         format_sensitivity({})
     with pytest.raises(ValueError, match="n_per_split must be a positive integer"):
-        fig_cm.plot_samples(tiny_data, n_per_split=0)
+        fig_cm.draw_samples(tiny_data, n_per_split=0)
 
 
 def test_plot_samples_needs_every_label_in_both_splits():
     small = cm.make_colored_mnist(cm.ColoredMNISTConfig(n_images=20), seed=0)
     with pytest.raises(ValueError, match="split has no digit labelled"):
-        fig_cm.plot_samples(small)
+        fig_cm.draw_samples(small)
 
 
 def test_cli_names_the_bad_argument(tmp_path, capsys):
@@ -213,12 +215,12 @@ def test_gap_bars_pair_each_comparison_and_skip_missing_variants():
     assert bars[0][1:] == (PAPER["multi"]["test"], PAPER["single"]["test"])
     assert bars[1][1:] == (pytest.approx(0.85), pytest.approx(0.25))
     assert bars[2][1:] == (pytest.approx(0.65), pytest.approx(0.25))
-    fig, paths = fig_cm.plot_gap(res)
+    fig = fig_cm.draw_gap(res)  # draws only: the book's env.show and the command save
     try:
         texts = [t.get_text() for t in fig.axes[0].texts]
         assert texts == [f"gap {100 * (PAPER['multi']['test'] - PAPER['single']['test']):.0f} pts",
                          "gap 60 pts", "gap 40 pts"]
-        assert paths == [] and fig.get_size_inches()[0] <= 8.0
+        assert isinstance(fig, matplotlib.figure.Figure) and fig.get_size_inches()[0] <= 8.0
     finally:
         import matplotlib.pyplot as plt
         plt.close(fig)

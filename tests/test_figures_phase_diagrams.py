@@ -7,6 +7,7 @@ import pytest
 
 import mmcl
 from mmcl.experiments.sweep import expand_grid, gap_closed, phase_grid, studies, sweep
+from mmcl.figures import phase as ph
 from mmcl.figures import phase_diagrams as pd
 
 TINY = mmcl.SyntheticConfig(d=120, d_tilde=100, n=12, m=6, M=5, n_epochs=60, n_test=40, n_heldout=100)
@@ -98,12 +99,13 @@ def test_outline_cells_and_plot_phase_diagram_reject_bad_arguments_naming_them()
                   progress=False)
     pg = phase_grid(table, "tau", "mu_norm")
     with pytest.raises(ValueError, match="annotate='numbers'"):
-        pd.plot_phase_diagram(pg, annotate="numbers")
-    fig, axes = pd.plot_phase_diagram(pg, annotate="none")
+        ph.draw_phase_diagram(pg, annotate="numbers")
+    fig = ph.draw_phase_diagram(pg, annotate="none")
+    axes = fig.axes[:3]
     try:
         with pytest.raises(ValueError, match=r"\(0.2, 2.0\) is not a cell"):
-            pd.outline_cells(axes[0], pg, [(0.2, 2.0)])
-        pd.outline_cells(axes[0], pg, [(0.3, 6.0)], label="one")
+            ph.outline_cells(axes[0], pg, [(0.2, 2.0)])
+        ph.outline_cells(axes[0], pg, [(0.3, 6.0)], label="one")
         (patch,) = axes[0].patches
         assert patch.get_x() < 0.3 < patch.get_x() + patch.get_width()  # the rectangle covers the cell
         assert patch.get_y() < 6.0 < patch.get_y() + patch.get_height()
@@ -118,7 +120,8 @@ def test_t1_figure_marks_the_epochs_trained():
     import matplotlib.pyplot as plt
 
     table = sweep({"tau": [0.1, 0.2]}, seeds=[0], mode=["single", "multi"], base=TINY, progress=False)
-    fig, axes = pd.plot_t1_ratio({"t": table}, band=(1 / 3, 3.0), n_epochs=TINY.n_epochs)
+    fig = ph.draw_t1_ratio({"t": table}, band=(1 / 3, 3.0), n_epochs=TINY.n_epochs)
+    axes = fig.axes[:2]
     try:
         for ax in axes:
             xs = [tuple(line.get_xdata()) for line in ax.get_lines()]

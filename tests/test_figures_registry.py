@@ -12,12 +12,15 @@ import pytest  # noqa: E402
 
 from mmcl.cli import main  # noqa: E402
 from mmcl.figures import registry  # noqa: E402
+from mmcl.figures.theme import claim_of  # noqa: E402
+from helpers import text_problems  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = [ROOT / "book" / f"{c}.md" for c in registry.chapters()]  # _toc.yml's order
 SPECS = registry.figures()
 PAGE_WIDTH = 8.0  # inches: the widest figure the book's column shows legibly
 MAX_PANELS = 4  # more panels than this is a dashboard; draw two figures instead
+CLAIM_CHARS = 80  # a takeaway's title: one line of a slide
 SLIDE_TYPE = 11.5  # points: the smallest text a takeaway figure may carry on a 13.3 x 7.5 in slide
 # plotting calls that belong in mmcl/figures/, not in a chapter's code cells
 PLOTTING = re.compile(r"plt\.subplots\(|plt\.figure\(|\.plot\(|\.imshow\(|\.scatter\(|\.fill_between\(|\.bar\(|\.hist\(")
@@ -192,16 +195,118 @@ def test_the_reading_guides_map_links_every_chapter():
         "Sec. 3.3; Eqs. (12), (13); Assumption 4.1; Figure 1"
 
 
-def test_figure_modules_only_draw():
-    """Sizes, seeds and cached runs live in mmcl.experiments.<slug>: a figure module holds no size
-    table, caches nothing and runs no simulation or training."""
+# what a chapter's figure module may import: the drawing libraries, the figures package, and
+# plain values from the library (result types, constants); it calls no computation but its own
+# chapter's experiment module (mmcl.experiments.<slug>, which returns what the figures draw)
+DRAWING_IMPORTS = ("__future__", "typing", "math", "dataclasses", "collections", "matplotlib", "numpy", "torch",
+                   "mmcl.figures")
+BLUEPRINT_DRAWING = {"plot_blueprint"}
+
+
+def computing_imports(module: str):
+    """What the figure module ``module`` takes from the library to compute with: every imported
+    name of mmcl (outside mmcl.figures and the chapter's own experiment) that is a function, and
+    every call of a function through an imported mmcl module (``alias.function(...)``)."""
     import importlib
     import inspect
 
+    slug = module.rpartition(".")[2]
+    own = f"mmcl.experiments.{slug}"
+    src = inspect.getsource(importlib.import_module(module))
+    tree = ast.parse(src)
+    found, aliases = [], {}
+    skip = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name in BLUEPRINT_DRAWING
+            for n in ast.walk(f)}  # the Blueprint's drawing is redone apart
+
+    def is_own(name):
+        return name == own or name.startswith(own + ".")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if not a.name.startswith(DRAWING_IMPORTS) and not is_own(a.name):
+                    found.append(f"import {a.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith(DRAWING_IMPORTS) or is_own(node.module):
+                continue
+            if not node.module.startswith("mmcl"):
+                found.append(f"from {node.module} import ...")
+                continue
+            source = importlib.import_module(node.module)
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                obj = getattr(source, a.name, None)
+                if inspect.ismodule(obj) or obj is None:
+                    if not is_own(full):
+                        aliases[a.asname or a.name] = importlib.import_module(full)
+                elif inspect.isclass(obj) or not callable(obj):
+                    continue  # a result type or a constant
+                elif node.module == "mmcl._utils" and a.name.startswith("check_"):
+                    continue  # an argument check
+                else:
+                    found.append(f"{full} (a function)")
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in aliases):
+            obj = getattr(aliases[node.func.value.id], node.func.attr, None)
+            if callable(obj) and not inspect.isclass(obj):
+                found.append(f"{aliases[node.func.value.id].__name__}.{node.func.attr}(...) (line {node.lineno})")
+    return sorted(set(found))
+
+
+def test_the_import_check_finds_a_computation(monkeypatch):
+    """The check below can fail: a figure module that imports a proof's function is caught."""
+    import inspect
+
+    monkeypatch.setattr(inspect, "getsource", lambda m: (
+        "from mmcl.proofs.predictions import stage1_race, Stage1Race\n"
+        "from mmcl.wider import graphs\nx = graphs.normalised_adjacency(1)\ny = graphs.SNRSweep\n"))
+    found = computing_imports("mmcl.figures.setting")
+    assert found == ["mmcl.proofs.predictions.stage1_race (a function)",
+                     "mmcl.wider.graphs.normalised_adjacency(...) (line 3)"]
+
+
+def test_figure_modules_only_draw():
+    """Sizes, seeds and cached runs live in mmcl.experiments.<slug>: a figure module holds no size
+    table, caches nothing and runs no simulation or training; and it imports only what draws
+    (matplotlib, numpy, torch's tensors, mmcl.figures), plain result types and constants of the
+    library, and its own chapter's experiment module, which returns what its figures draw."""
+    import importlib
+    import inspect
+
+    offenders = {}
     for module in registry.modules():
         src = inspect.getsource(importlib.import_module(module))
         for what in ('"tiny"', "lru_cache", "load_or_compute", "simulate(", "train_model(", "run_table1("):
             assert what not in src, f"{module} computes ({what}); move it to mmcl.experiments"
+        found = computing_imports(module)
+        if found:
+            offenders[module] = found
+    assert not offenders, f"figure modules that compute (move it to the chapter's experiment): {offenders}"
+
+
+def test_one_figure_contract_draw_returns_the_figure_and_saves_nothing():
+    """Every public drawing of mmcl/figures is ``draw_*`` (the Blueprint's ``plot_blueprint``, redone
+    apart, aside), takes no output folder and saves nothing (saving is the book's ``env.show`` and
+    the registry's ``save``), and no figure file exceeds 500 lines."""
+    import importlib
+    import inspect
+
+    folder = ROOT / "mmcl" / "figures"
+    for path in sorted(folder.glob("*.py")):
+        n_lines = len(path.read_text().splitlines())
+        assert n_lines <= 500, f"{path.name}: {n_lines} lines; split it (at most 500)"
+        module = importlib.import_module(f"mmcl.figures.{path.stem}")
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ != module.__name__ or name.startswith("_") or name in BLUEPRINT_DRAWING:
+                continue
+            assert not name.startswith("plot_"), f"{path.name}: {name} should be draw_{name[5:]}"
+            if name.startswith("draw_"):
+                params = set(inspect.signature(fn).parameters)
+                assert not params & {"out_dir", "save"}, f"{path.name}: {name} saves ({params & {'out_dir', 'save'}})"
+                assert "save_figure(" not in inspect.getsource(fn), f"{path.name}: {name} saves"
 
 
 def test_specs_are_well_formed():
@@ -300,5 +405,54 @@ def test_a_takeaway_figure_reads_on_a_slide(name):
         small = sorted({(round(t.get_fontsize(), 1), t.get_text()[:30]) for t in fig.findobj(Text)
                         if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SLIDE_TYPE})
         assert not small, f"{name}: text below {SLIDE_TYPE} pt on a slide: {small[:5]}"
+        claim = claim_of(fig)  # the figure states its point, in words a slide carries
+        assert claim, f"{name}: a takeaway figure needs a title that states its claim (theme.headline)"
+        assert len(claim) <= CLAIM_CHARS and "\n" not in claim, f"{name}: the claim {claim!r} is too long for a slide"
+    finally:
+        plt.close(fig)
+
+
+def test_the_text_check_finds_overlap_clipping_and_lines_leaving_the_axes():
+    """The check below can fail: two titles on top of each other, a label past the edge, a line
+    beyond its limits."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(4, 3))
+    try:
+        a.set_title("a title far too long for its panel, running into the next")
+        b.set_title("another title")
+        a.text(3.0, 0.5, "past the edge", transform=a.transAxes)
+        a.plot([0, 1], [0, 2])
+        a.set_ylim(0, 1)
+        found = text_problems(fig)
+        assert any("overlap" in f for f in found), found
+        assert any("cut off" in f and "past the edge" in f for f in found), found
+        assert any("beyond the axes" in f for f in found), found
+    finally:
+        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(4, 3))
+    try:
+        ax.plot([1, 2], [1, 2])
+        ax.set_title("fits")
+        assert text_problems(fig) == []
+    finally:
+        plt.close(fig)
+
+
+# the Blueprint's drawing (mmcl/figures/blueprint_graph.py) is its own branch's: before the book's
+# first build no verdicts are recorded, and its longer title then runs past the edge in talk style
+# (after a build it passes, so the mark cannot be strict)
+REDONE_APART = {"blueprint": "with no verdicts recorded yet, the Blueprint's title runs past the edge in talk style "
+                             "(mmcl/figures/blueprint_graph.py, the Blueprint's branch)"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=REDONE_APART[n], strict=False))
+                                  if n in REDONE_APART else n for n in SPECS])
+def test_every_registered_figure_reads_in_talk_style(name):
+    """Drawn for a slide (``--style talk``, 16:9), no text is cut off at the edge, no two texts
+    overlap (panel titles, legends, labels, tick labels) and no line leaves its axes.  Runs after
+    the tiny-size draw above, whose runs are cached: it costs the drawing only."""
+    fig = registry.make(name, "tiny", "cpu", style="talk")
+    try:
+        found = text_problems(fig)
+        assert not found, f"{name} in talk style: {found[:6]}"
     finally:
         plt.close(fig)

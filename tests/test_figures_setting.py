@@ -83,3 +83,26 @@ def test_block_contrast_and_diagonal_excess(result):
     text = str(result)
     assert text.count("\n") == 1 and "single:" in text and "multi:" in text
     assert f"{result.block_contrast('multi', result.cfg.n_epochs):.3f}" in text
+
+
+def test_the_model_schematic_is_patches_and_arrows_naming_every_part():
+    """The model diagram draws with patches and arrows only (no data: no lines, images or
+    collections) and names each part: both inputs' patches, the shared and the two encoders,
+    InfoNCE for each mode, and the two downstream heads under the book's names."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch
+
+    from mmcl.figures import setting as figs
+
+    fig = figs.draw_model()
+    try:
+        (ax,) = fig.axes
+        assert not ax.lines and not ax.images and not ax.collections
+        arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+        assert len(arrows) >= 8 and len(ax.patches) - len(arrows) >= 14
+        text = " ".join(t.get_text() for t in ax.texts)
+        for part in ("yμ", "ξ+ε", "yμ̃", "encoder h", "encoder g", "transfer head", "adapt head", "augment"):
+            assert part in text, part
+        assert text.count("InfoNCE") == 2
+    finally:
+        plt.close(fig)

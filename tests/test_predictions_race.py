@@ -224,7 +224,7 @@ def test_stage1_race_rejects_bad_input():
     with pytest.raises(ValueError, match="tol"):
         ex.race_boundary("n_snr", 100, "single", tol=0)
     with pytest.raises(ValueError, match="overlay"):
-        pd.plot_cmu(None, overlay={"both": {}})
+        pd.draw_cmu(None, overlay={"both": {}})
 
 
 # --------------------------------------------------------------------------------------------

@@ -61,8 +61,9 @@ def run(args) -> int:
     from mmcl.experiments.coloredmnist.tables import format_sensitivity, format_table
     from mmcl.experiments.coloredmnist.train import TrainConfig
     # the command writes the chapter's figures, drawn in the figures layer (imported at run time only)
-    from mmcl.figures.coloredmnist import (plot_feature_probes, plot_gap, plot_probe_l2, plot_samples,
-                                           plot_table1)
+    from mmcl.figures import save_figure
+    from mmcl.figures.coloredmnist import (draw_feature_probes, draw_gap, draw_probe_l2, draw_samples,
+                                           draw_table1)
 
     check_int("--seeds", args.seeds)
     writable_dir("--out", args.out)  # before the minutes of training, not after
@@ -87,13 +88,12 @@ def run(args) -> int:
     paths = [res.write_json(out / "results.json")]
     (out / "table1.md").write_text(format_table(res) + "\n")
     paths.append(out / "table1.md")
-    for plot in (plot_gap, plot_table1, plot_feature_probes, plot_probe_l2):
-        fig, ps = plot(res, out)
+    drawings = [(draw_gap(res), "coloredmnist-gap"), (draw_table1(res), "table1-coloredmnist"),
+                (draw_feature_probes(res), "coloredmnist-feature-probes"), (draw_probe_l2(res), "coloredmnist-probe-l2"),
+                (draw_samples(make_colored_mnist(data_cfg, 0, args.mnist)), "coloredmnist-samples")]
+    for fig, name in drawings:
+        paths += save_figure(fig, name, out)
         plt.close(fig)
-        paths += ps
-    fig, ps = plot_samples(make_colored_mnist(data_cfg, 0, args.mnist), out_dir=out)
-    plt.close(fig)
-    paths += ps
     if args.sensitivity:
         sens = run_sensitivity(range(args.seeds), data_cfg=data_cfg, train_cfg=train_cfg, device=args.device,
                                source=args.mnist, progress=progress, cache=not args.no_cache)

@@ -1,7 +1,7 @@
 """The command line ``mmcl sweep CONFIG.toml --out DIR`` (see ``examples/sweep.toml``).
 
 It runs the file's sweep, writes the table and draws a phase diagram per ``[[plot]]`` and the
-measured ``T1`` over the lemmas' formula with the drawings of ``mmcl.figures.phase_diagrams``."""
+measured ``T1`` over the lemmas' formula with the drawings of ``mmcl.figures.phase``."""
 from __future__ import annotations
 
 import math
@@ -72,7 +72,7 @@ def run(args) -> int:
     from mmcl._utils import writable_dir
     from mmcl.figures import save_figure, style  # imported when the command runs: `mmcl --help` stays fast
 
-    from mmcl.figures.phase_diagrams import plot_phase_diagram, plot_t1_ratio
+    from mmcl.figures.phase import draw_phase_diagram, draw_t1_ratio
 
     out = writable_dir("--out", args.out)  # before the sweep runs, not after
 
@@ -110,12 +110,12 @@ def run(args) -> int:
         t = table.filter(**pl.get("filter", {}))
         pg = phase_grid(t, pl["x"], pl["y"], pl.get("value", f"acc_{table.meta['protocols'][0]}"))
         with style():
-            fig, _ = plot_phase_diagram(pg, xlog=pl.get("xlog", False), ylog=pl.get("ylog", False),
+            fig = draw_phase_diagram(pg, xlog=pl.get("xlog", False), ylog=pl.get("ylog", False),
                                         title=pl.get("title"))
             written += save_figure(fig, pl.get("name", f"sweep-phase-{i + 1}"), out)
         plt.close(fig)
     with style():
-        fig, _ = plot_t1_ratio({"sweep": table})
+        fig = draw_t1_ratio({"sweep": table})
         written += save_figure(fig, "sweep-t1-ratio", out)
     plt.close(fig)
     m = table.meta

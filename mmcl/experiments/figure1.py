@@ -2,7 +2,7 @@
 
 :func:`run_figure1` draws the seeds, stacks them into one batch, runs single- and multi-modal
 gradient descent as one tensor computation each, evaluates both downstream protocols, and
-returns per-seed curves; :func:`mmcl.figures.reading_guide.plot_figure1` draws the four panels with mean +- 1 s.d.
+returns per-seed curves; :func:`mmcl.figures.figure1.draw_figure1` draws the four panels with mean +- 1 s.d.
 
 What the figure depends on (the book's chapter "Side by side" and the assumptions chapter):
 

@@ -28,7 +28,7 @@ from mmcl.wider import factorisation as fz
 from mmcl.wider import graphs
 
 __all__ = ["FactorisationSizes", "BY_SIZE", "sizes", "config", "world", "snr_sweep_result",
-           "comparison_table", "sweep_table", "crossover_snr"]
+           "comparison_table", "sweep_table", "crossover_snr", "shown_graphs", "graphs_result"]
 
 
 @dataclass(frozen=True)
@@ -129,3 +129,22 @@ def crossover_snr(sweep: graphs.SNRSweep, caption: str = "") -> float:
     aug, cap = sweep.probe["augmentation"].mean(1), sweep.probe[caption].mean(1)
     below = (aug < cap).nonzero()
     return float(sweep.snr[int(below[0])]) if len(below) else float("nan")
+
+
+def shown_graphs(A_caption: torch.Tensor, A_augmentation: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The two graphs as the figure ``mf-graphs`` shows them: each normalised
+    (:func:`mmcl.wider.graphs.normalised_adjacency`) with its self-pairs set to zero, so that the
+    blocks of the classes show."""
+    out = []
+    for G in (A_caption, A_augmentation):
+        Gbar = graphs.normalised_adjacency(G)
+        out.append(Gbar - torch.diag(torch.diagonal(Gbar)))
+    return out[0], out[1]
+
+
+def graphs_result(size: str = "default", device: str = "cpu") -> Tuple[torch.Tensor, torch.Tensor]:
+    """:func:`shown_graphs` of the caption-induced graph of :func:`world` and of its augmentation
+    graph at the best width of the comparison."""
+    w = world(size, device)
+    comp = w["comp"]
+    return shown_graphs(w["A_cap"], graphs.augmentation_graph(w["data"].images, comp.widths[comp.best]))

@@ -36,7 +36,7 @@ from mmcl.proofs import multi_stage1 as sync
 from mmcl.proofs.predictions import t1_multi
 
 __all__ = ["MultimodalSizes", "BY_SIZE", "sizes", "config", "MultimodalRuns", "multimodal_runs", "stage1_end",
-           "noise_cases", "VARIANTS", "MultimodalVariant", "variants", "SyncSummary", "sync_summary"]
+           "noise_cases", "VARIANTS", "MultimodalVariant", "variants", "SyncSummary", "sync_summary", "SyncExample", "sync_examples"]
 
 
 @dataclass(frozen=True)
@@ -237,4 +237,41 @@ def variants(size: str = "default", device: str = "cpu") -> Dict[str, Multimodal
             first_violation=torch.tensor([math.inf if v is None else v for v in end.first_violation], dtype=torch.float64),
             max_gamma_t1=end.max_gamma[:, k1].cpu(), rho_t1=multi.rho[:, k1].amax((-1, -2)).cpu(),
             cases=torch.stack([cases.fraction(k) for k in (1, 2, 3)]).cpu(), lost=lost.cpu())
+    return out
+
+
+@dataclass(frozen=True)
+class SyncExample:
+    """One neuron of the figure ``ch5-synchronisation``: draw ``b``, neuron ``r``, its measured
+    synchronisation step ``sync_step``, the steps shown, ``u_r`` and ``v_r`` over them and the linear
+    stage-1 map's ``pu``, ``pv`` (:func:`mmcl.proofs.multi_stage1.stage1_signal_prediction`), all
+    divided by ``scale``, the larger of ``|u_r(0)|`` and ``|v_r(0)|``."""
+
+    b: int
+    r: int
+    sync_step: int
+    steps: torch.Tensor
+    u: torch.Tensor
+    v: torch.Tensor
+    pu: torch.Tensor
+    pv: torch.Tensor
+
+
+def sync_examples(syn: sync.Synchronisation, targets=(3, 10, 25)) -> List[SyncExample]:
+    """Lemma D.3 on three neurons: for each of ``targets``, the out-of-step neuron (any draw) whose
+    winning side is predicted right and whose predicted synchronisation step is nearest, shown up to
+    2.5 times its measured step plus 8 (at most 60), with the linear stage-1 map beside it."""
+    m = syn.u.shape[-1]
+    right = (syn.sign == syn.predicted_sign) & syn.opposite0
+    out = []
+    for target in targets:
+        gap = torch.where(right, (syn.predicted_step - target).abs(), torch.full_like(syn.predicted_step, math.inf))
+        b, r = divmod(int(gap.argmin()), m)
+        T = int(min(2.5 * float(syn.sync_step[b, r]) + 8, 60))
+        steps = syn.steps[:T + 1]
+        scale = float(max(syn.u[b, 0, r].abs(), syn.v[b, 0, r].abs()))
+        pu, pv = sync.stage1_signal_prediction(syn.u[b, 0, r:r + 1], syn.v[b, 0, r:r + 1], syn.kappa[b], steps)
+        out.append(SyncExample(b=b, r=r, sync_step=int(syn.sync_step[b, r]), steps=steps.cpu(),
+                               u=syn.u[b, :T + 1, r].cpu() / scale, v=syn.v[b, :T + 1, r].cpu() / scale,
+                               pu=pu[:, 0].cpu() / scale, pv=pv[:, 0].cpu() / scale))
     return out

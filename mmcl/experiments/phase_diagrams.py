@@ -40,12 +40,12 @@ from mmcl.experiments.sweep.studies import (BY_SIZE, MODES, STUDIES, StudySizes,
 from mmcl.experiments.sweep.table import SweepTable
 from mmcl.model.config import SyntheticConfig
 from mmcl.model.data import sample_synthetic
-from mmcl.proofs.predictions import linearised_noise_margin, stage1_race
+from mmcl.proofs.predictions import Stage1Race, linearised_noise_margin, stage1_race
 
 __all__ = ["StudySizes", "BY_SIZE", "sizes", "config", "MODES", "STUDIES", "study_seeds", "study_grid", "study_table",
            "t1_tables", "run_agreement", "ViewSummary", "summarise_view", "race_config", "race_boundary",
            "race_overlay", "margin_race_noise_step", "margin_race_boundary", "race_vs_runs",
-           "margin_race_vs_runs"]
+           "margin_race_vs_runs", "race", "n_snr_grid", "n_snr_curves", "cmu_grid", "d_n_grids", "aug_grids", "view_summary"]
 
 
 def config(size: str = "default") -> SyntheticConfig:
@@ -122,8 +122,8 @@ def race_overlay(study: str, size: str = "default") -> Dict[str, Dict[int, float
     """The predicted race boundaries on the grid of ``study`` (``"n_snr"`` or ``"cmu"``) at
     ``size``: ``{mode: {n: boundary}}`` over the grid's ``n`` (:func:`race_boundary`), for both
     modes in ``"n_snr"`` and for the multi-modal mode in ``"cmu"``; what
-    :func:`mmcl.figures.phase_diagrams.plot_n_snr_collapse` and
-    :func:`mmcl.figures.phase_diagrams.plot_cmu` take as ``overlay``."""
+    :func:`mmcl.figures.phase_diagrams.draw_n_snr_collapse` and
+    :func:`mmcl.figures.phase_diagrams.draw_cmu` take as ``overlay``."""
     if study not in _RACE_VARIABLE:
         raise ValueError(f"study={study!r} has no race boundary; valid: {sorted(_RACE_VARIABLE)}")
     modes = MODES if study == "n_snr" else ("multi",)
@@ -227,3 +227,59 @@ def margin_race_vs_runs(table: SweepTable, mode: str):
         if winner != _measured_winner(r, mode):
             miss.append((c.n, c.c_mu))
     return agree, runs, miss
+
+
+# --------------------------------------------------------------------------------------------
+# What the chapter's figures draw (mmcl.figures.phase_diagrams draws only)
+# --------------------------------------------------------------------------------------------
+def race(size: str = "default") -> Dict[str, Stage1Race]:
+    """The closed-form race of stage 1 at the chapter's configuration, ``{mode: Stage1Race}``
+    (:func:`mmcl.proofs.predictions.stage1_race`): the figure ``phase-race``."""
+    cfg = config(size)
+    return {m: stage1_race(cfg, m) for m in MODES}
+
+
+def n_snr_grid(size: str = "default", device: str = "cpu"):
+    """The ``n x SNR`` study as a phase grid (adapt accuracy)."""
+    from mmcl.experiments.sweep.phase import phase_grid
+
+    return phase_grid(study_table("n_snr", size, device), "n", "snr")
+
+
+def n_snr_curves(pg, levels=(0.5, 1.25, 2.5), points: int = 50) -> Dict[float, tuple]:
+    """The curves ``n SNR^2 = c`` of Assumption 4.1(6) over the ``n`` of the grid ``pg`` (half a
+    step beyond each end), ``{c: (n, snr)}`` as numpy arrays, for the figure ``phase-n-snr``."""
+    import numpy as np
+
+    from mmcl.experiments.sweep.formulas import snr_on_curve
+
+    ns = np.geomspace(min(pg.xs) / 1.5, max(pg.xs) * 1.5, points)
+    return {c: (ns, np.asarray(snr_on_curve(ns, c), dtype=float)) for c in levels}
+
+
+def cmu_grid(size: str = "default", device: str = "cpu"):
+    """The ``n x C_mu`` study as a phase grid."""
+    from mmcl.experiments.sweep.phase import phase_grid
+
+    return phase_grid(study_table("cmu", size, device), "n", "c_mu")
+
+
+def d_n_grids(size: str = "default", device: str = "cpu"):
+    """The ``d x n`` study: its phase grid and the untrained features' accuracy (single)."""
+    from mmcl.experiments.sweep.phase import phase_grid
+
+    t = study_table("d_n", size, device)
+    return phase_grid(t, "dim", "n"), phase_grid(t, "dim", "n", "acc_adapt_init").single
+
+
+def aug_grids(size: str = "default", device: str = "cpu"):
+    """The ``tau x sigma_eps`` study: the accuracy and the loss phase grids."""
+    from mmcl.experiments.sweep.phase import phase_grid
+
+    t = study_table("aug_tau", size, device)
+    return phase_grid(t, "tau", "sigma_eps"), phase_grid(t, "tau", "sigma_eps", "loss")
+
+
+def view_summary(size: str = "default", device: str = "cpu") -> ViewSummary:
+    """The denoised-view study summarised (:func:`mmcl.experiments.sweep.studies.summarise_view`)."""
+    return summarise_view(study_table("view", size, device))

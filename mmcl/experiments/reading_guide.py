@@ -1,6 +1,6 @@
 """The experiment of the chapter :ref:`Reading guide <sec-reading-guide>`: the paper's
 Figure 1 at the chapter's sizes.  The runs themselves are :func:`mmcl.experiments.figure1.run_figure1`;
-the drawing is :func:`mmcl.figures.reading_guide.plot_figure1`.
+the drawing is :func:`mmcl.figures.figure1.draw_figure1`.
 
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
   (:class:`ReadingGuideSizes`);

@@ -3,7 +3,7 @@ bars, its sensitivity to the constants the paper leaves unstated, and to the dow
 Its sizes, its configuration and its cached runs; a thin module over :mod:`mmcl.experiments.figure1`
 (:func:`~mmcl.experiments.figure1.run_figure1`, :func:`~mmcl.experiments.figure1.sensitivity_sweep`,
 :func:`~mmcl.experiments.figure1.compare_protocols`), which computes.  The drawings are in
-:mod:`mmcl.figures.side_by_side` (Figure 1 itself in :func:`mmcl.figures.reading_guide.plot_figure1`).
+:mod:`mmcl.figures.side_by_side` (Figure 1 itself in :func:`mmcl.figures.figure1.draw_figure1`).
 
 * :func:`sizes` -- what each size of :data:`~mmcl.experiments.sizes.SIZES` means here
   (:class:`SideBySideSizes`);

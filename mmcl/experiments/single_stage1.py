@@ -28,7 +28,7 @@ from mmcl.proofs import preactivations
 from mmcl.proofs import single_stage1 as stage1
 
 __all__ = ["Stage1Sizes", "BY_SIZE", "sizes", "config", "RecursionCheck", "recursion_vs_gd", "recursion_check",
-           "stage1_runs"]
+           "stage1_runs", "BDynamicsLines", "b_dynamics_lines"]
 
 _F64 = torch.float64
 
@@ -129,3 +129,21 @@ def stage1_runs(size: str = "default", device: str = "cpu") -> dict:
                "orthogonal noise": stage1.sign_set_report(traj_c, clean)}
     return dict(cfg=cfg, growth=stage1.noise_growth(traj, data, cfg, coefficients=bc), reports=reports,
                 medians=stage1.b_coefficient_medians(bc), data=data, traj=traj, coefficients=bc)
+
+
+@dataclass(frozen=True)
+class BDynamicsLines:
+    """The reference lines of the figure ``stage1-b-dynamics``: ``self_share``, the self
+    coefficient ``a = M/(M+1)`` at uniform loss derivatives
+    (:func:`mmcl.proofs.predictions.b_dynamics_prediction`), and Lemma 5.2's ``t1``
+    (:func:`mmcl.proofs.predictions.t1_single`)."""
+
+    self_share: float
+    t1: float
+
+
+def b_dynamics_lines(cfg: SyntheticConfig) -> BDynamicsLines:
+    """:class:`BDynamicsLines` at ``cfg``."""
+    from mmcl.proofs.predictions import b_dynamics_prediction, t1_single
+
+    return BDynamicsLines(self_share=float(b_dynamics_prediction(cfg)[0]), t1=float(t1_single(cfg)))

@@ -42,7 +42,7 @@ from mmcl.proofs.predictions import t1_single
 
 __all__ = ["Stage2Sizes", "BY_SIZE", "sizes", "config", "EPSILON", "Stage2Run", "stage2_run", "comparator_chain",
            "ScaleGapSweep", "scale_gap_sweep", "n_sweep", "Stage2Downstream", "downstream", "VARIANTS",
-           "Stage2Variant", "variants", "ChainSummary", "chain_summary"]
+           "Stage2Variant", "variants", "ChainSummary", "chain_summary", "scale_gap_result"]
 
 
 @dataclass(frozen=True)
@@ -336,3 +336,11 @@ def variants(size: str = "default", device: str = "cpu") -> Dict[str, Stage2Vari
         v = torch.tensor(rows, dtype=torch.float64).T
         out[name] = Stage2Variant(cfg=c, link1_gap=v[0], act_max=v[1], link3_share=v[2], factor=v[3])
     return out
+
+
+def scale_gap_result(size: str = "default", device: str = "cpu") -> scales.ScaleGap:
+    """What stage 2 leaves of stage 1's scales on the chapter's run
+    (:func:`mmcl.proofs.scales.scale_gap` of :func:`stage2_run` from its ``T1``): the figure
+    ``stage2-scale-gap``."""
+    r = stage2_run(size, device)
+    return scales.scale_gap(r.traj, r.t1)

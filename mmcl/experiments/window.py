@@ -42,7 +42,7 @@ from mmcl.fits import LogLogFit, loglog_fit
 __all__ = ["WindowSizes", "BY_SIZE", "sizes", "MODES", "PROTOCOLS", "sigma0_sweeps", "network_numbers",
            "closed_form", "closed_form_dprime", "Thresholds", "thresholds", "window", "threshold_rows",
            "floor_rows", "floor_table", "collapse", "collapse_deviation", "collapse_summary", "window_json",
-           "SignalTrend", "signal_trend", "trend_summary", "theorem_summary"]
+           "SignalTrend", "signal_trend", "trend_summary", "theorem_summary", "large_n_runs", "both_modes_run", "collapse_points", "collapse_result"]
 
 MODES = ("single", "multi")
 PROTOCOLS = ("adapt", "transfer")
@@ -328,3 +328,42 @@ def theorem_summary(runs: Mapping[int, DecisiveRun]) -> str:
         lines.append(f"{n:>6} {float(tm.gamma_sq.mean()):>10.2f} {float(ts.gamma_sq.mean()):>11.3f} "
                      f"{float(tm.upper[:, -1].max()):>30.2e} / {float(tm.error['adapt'][:, -1].max()):.3f}")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# What the chapter's figures draw (mmcl.figures.window draws only)
+# --------------------------------------------------------------------------------------------
+def large_n_runs(size: str = "default", device: str = "cpu") -> Dict[int, DecisiveRun]:
+    """The decisive sweep's runs by ``n`` (:func:`mmcl.experiments.decisive_runs.decisive_sweep`)
+    with the decisive point added (:func:`mmcl.experiments.decisive_runs.decisive_point`): the
+    figure ``window-thresholds``."""
+    from mmcl.experiments import decisive_runs as decisive
+
+    runs = dict(decisive.decisive_sweep(size, device).by_n)
+    point = decisive.decisive_point(size, device)
+    runs[point.n] = point
+    return runs
+
+
+def both_modes_run(size: str = "default", device: str = "cpu") -> DecisiveRun:
+    """The run at the largest ``n`` with both modes (:func:`large_n_runs`): the sweep's largest,
+    or the decisive point where it ran both; the figure ``window-errors``."""
+    runs = large_n_runs(size, device)
+    return runs[max(n for n, r in runs.items() if len(r.modes) == 2)]
+
+
+def collapse_points(sweep: DecisiveSweep, sigma0_sweeps: Mapping[float, DecisiveSweep]) -> List[dict]:
+    """The points of the figure ``window-collapse``: :func:`collapse` of the decisive sweep
+    (``sigma0`` at the scaling's fraction of item 3a's bound) and of ``sigma0_sweeps`` (fraction ->
+    sweep), each labelled by its ``sigma0``."""
+    runs = [(f"σ0 at {DECISIVE_SCALING.init_fraction:g} of item 3a", r) for r in sweep.by_n.values()]
+    for f, sw in sigma0_sweeps.items():
+        runs += [(f"σ0 at {f:g} of item 3a", r) for r in sw.by_n.values()]
+    return collapse(runs)
+
+
+def collapse_result(size: str = "default", device: str = "cpu") -> List[dict]:
+    """:func:`collapse_points` of the decisive sweep and :func:`sigma0_sweeps` at ``size``."""
+    from mmcl.experiments import decisive_runs as decisive
+
+    return collapse_points(decisive.decisive_sweep(size, device), sigma0_sweeps(size, device))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.alternating_gd import condition_result, init_curves, ptilde_result, step_result
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.wider import agd
@@ -35,7 +36,7 @@ _C = COLORS
 #: Neither initialisation is a modality, so neither takes the single/multi colours: the
 #: Ward-Kolda start takes the accent green, the Gaussian one a reddish purple.
 INIT_STYLE = {"ward_kolda": dict(color=_C["accent"], label="Ward–Kolda init"),
-              "gaussian": dict(color="#CC79A7", label="small Gaussian init")}
+              "gaussian": dict(color=palette.EXTRA[0], label="small Gaussian init")}
 
 
 def draw_curves(curves: dict, tol: float = 1e-6,

@@ -5,9 +5,9 @@ conditions, the Figure 1 runs and the ``C_mu`` sweep, at the chapter's sizes), w
 :mod:`mmcl.proofs.assumptions` and :mod:`mmcl.experiments.figure1`; this module draws them and
 registers the three figures:
 
-* :func:`plot_anticoncentration` -- Lemma B.1, the exact probability against both bounds;
-* :func:`plot_conditions` -- Assumption 4.1 condition by condition;
-* :func:`plot_c_mu` -- what breaking ``C_mu >= 2.66`` does.
+* :func:`draw_anticoncentration` -- Lemma B.1, the exact probability against both bounds;
+* :func:`draw_conditions` -- Assumption 4.1 condition by condition;
+* :func:`draw_c_mu` -- what breaking ``C_mu >= 2.66`` does.
 """
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ import torch
 
 from mmcl.experiments.assumptions import (AnticoncentrationCurves, CMuSweep, anticoncentration_curves, c_mu_result,
                                           conditions_result)
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.proofs import assumptions as A
 
-__all__ = ["plot_anticoncentration", "plot_conditions", "plot_c_mu", "FIGURES"]
+__all__ = ["draw_anticoncentration", "draw_conditions", "draw_c_mu", "FIGURES"]
 
 LABEL = "sec-assumptions"
 CHAPTER = chapter_of(__name__)
@@ -31,7 +32,7 @@ CHAPTER = chapter_of(__name__)
 # --------------------------------------------------------------------------------------------
 # Lemma B.1
 # --------------------------------------------------------------------------------------------
-def plot_anticoncentration(curves: AnticoncentrationCurves):
+def draw_anticoncentration(curves: AnticoncentrationCurves):
     """Left: the exact probability and both bounds; right: each bound over the exact probability.
     Shaded: where the printed bound exceeds 1."""
     import matplotlib.pyplot as plt
@@ -41,7 +42,7 @@ def plot_anticoncentration(curves: AnticoncentrationCurves):
     with style():
         fig, (ax, ax1) = plt.subplots(1, 2, figsize=(8.0, 3.6))
         ax.plot(r, b1, color=COLORS["accent"], lw=3, label="corrected bound")
-        ax.plot(r, exact, color="k", lw=1.2, label=r"exact $P(|x|\leq c)$")
+        ax.plot(r, exact, color=palette.INK, lw=1.2, label=r"exact $P(|x|\leq c)$")
         ax.plot(r, b2, color=COLORS["reference"], ls="--", label="as printed (factor 2)")
         ax.axhline(1.0, color=COLORS["reference"], lw=0.8, ls=":")
         for a_ in (ax, ax1):
@@ -65,9 +66,9 @@ def plot_anticoncentration(curves: AnticoncentrationCurves):
 # --------------------------------------------------------------------------------------------
 # Assumption 4.1
 # --------------------------------------------------------------------------------------------
-def plot_conditions(conditions: List[A.Condition]):
-    """One bar per condition: ``log10`` of the factor by which it holds (blue, > 0) or fails
-    (vermilion, < 0), clipped to ``[-10, 3]``."""
+def draw_conditions(conditions: List[A.Condition]):
+    """One bar per condition: ``log10`` of the factor by which it holds (> 0) or fails (< 0), in
+    the verdicts' colours (:data:`mmcl.figures.palette.VERDICT`), clipped to ``[-10, 3]``."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
@@ -75,21 +76,22 @@ def plot_conditions(conditions: List[A.Condition]):
         fig, ax = plt.subplots(figsize=(7.0, 6.0))
         keys = [cd.key for cd in conditions][::-1]
         logf = torch.tensor([math.log10(cd.factor) for cd in conditions][::-1])
-        colors = [COLORS["accent"] if cd.holds else COLORS["reference"] for cd in conditions][::-1]
+        colors = [palette.VERDICT["holds" if cd.holds else "fails"] for cd in conditions][::-1]
         ax.barh(range(len(keys)), logf.clamp(-10, 3).numpy(), color=colors)
-        ax.axvline(0, color="k", lw=1)
+        ax.axvline(0, color=palette.INK, lw=1)
         ax.set_yticks(range(len(keys)), keys)
         ax.set_xlabel(r"$\log_{10}$ of the margin: holds ($>0$) or fails ($<0$)")
         n_fail = sum(not cd.holds for cd in conditions)
         ax.set_title(f"Assumption 4.1 at Figure 1: {n_fail} of {len(conditions)} conditions fail")
-        ax.legend([Patch(color=COLORS["accent"]), Patch(color=COLORS["reference"])], ["holds", "fails"], loc="lower left")
+        ax.legend([Patch(color=palette.VERDICT["holds"]), Patch(color=palette.VERDICT["fails"])], ["holds", "fails"],
+                  loc="lower left")
     return fig
 
 
 # --------------------------------------------------------------------------------------------
 # Breaking C_mu >= 2.66
 # --------------------------------------------------------------------------------------------
-def plot_c_mu(res: CMuSweep):
+def draw_c_mu(res: CMuSweep):
     """Left: final OOD accuracy of the multi-modal network against ``C_mu`` (both protocols), the
     single-modal baseline as bands; right: final ``max gamma`` and ``max rho``.  Dotted: the
     exponent-1 point, the paper's 2.66 and what the proof needs at this ``n SNR^2``."""
@@ -131,15 +133,15 @@ def plot_c_mu(res: CMuSweep):
 
 
 def _anticoncentration(size, device):
-    return plot_anticoncentration(anticoncentration_curves())
+    return draw_anticoncentration(anticoncentration_curves())
 
 
 def _conditions(size, device):
-    return plot_conditions(conditions_result(size, device))
+    return draw_conditions(conditions_result(size, device))
 
 
 def _c_mu(size, device):
-    return plot_c_mu(c_mu_result(size, device))
+    return draw_c_mu(c_mu_result(size, device))
 
 
 FIGURES = [

@@ -5,8 +5,8 @@ The runs and the data shown are :mod:`mmcl.experiments.coloredmnist.chapter`'s (
 :mod:`mmcl.experiments.coloredmnist`): :func:`~mmcl.experiments.coloredmnist.chapter.table1_result`
 (:func:`mmcl.experiments.coloredmnist.table1.run_table1` over the runs of a size, shared by three
 figures) and :func:`~mmcl.experiments.coloredmnist.chapter.samples_data` (the ColoredMNIST of seed 0).
-This module draws them: :func:`plot_gap` (the takeaway), :func:`plot_samples`, :func:`plot_table1`, :func:`plot_feature_probes`
-and :func:`plot_probe_l2` (each returns ``(fig, paths)``, paths empty unless ``out_dir`` is given),
+This module draws them: :func:`draw_gap` (the takeaway), :func:`draw_samples`, :func:`draw_table1`, :func:`draw_feature_probes`
+and :func:`draw_probe_l2` (each returns the figure; the book's ``env.show`` and ``mmcl coloredmnist`` write it),
 and registers the five figures.
 """
 from __future__ import annotations
@@ -20,10 +20,11 @@ from mmcl.experiments.coloredmnist.chapter import samples_data, table1_result
 from mmcl.experiments.coloredmnist.data import PALETTE_NAMES, ColoredMNIST, ColoredMNISTConfig
 from mmcl.experiments.coloredmnist.runs import RUNS
 from mmcl.experiments.coloredmnist.table1 import PAPER, Table1Result
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, save_figure, style
+from mmcl.figures.theme import COLORS, style
 
-__all__ = ["LABELS", "RUN_LABELS", "GAP_GROUPS", "gap_bars", "plot_gap", "plot_samples", "plot_table1", "plot_feature_probes", "plot_probe_l2",
+__all__ = ["LABELS", "RUN_LABELS", "GAP_GROUPS", "gap_bars", "draw_gap", "draw_samples", "draw_table1", "draw_feature_probes", "draw_probe_l2",
            "FIGURES"]
 
 LABEL = "sec-coloredmnist"
@@ -63,16 +64,11 @@ def _colour_of(name: str) -> str:
     if name.startswith("single"):
         return COLORS["single"]
     if name in ("shape_only", "colour_only"):
-        return "#999999"
+        return palette.FAINT
     return COLORS["accent"]
 
 
-def _finish(fig, name: str, out_dir):
-    paths = save_figure(fig, name, out_dir) if out_dir is not None else []
-    return fig, paths
-
-
-#: The comparisons of :func:`plot_gap`: (label, multi-modal variant, single-modal variant).
+#: The comparisons of :func:`draw_gap`: (label, multi-modal variant, single-modal variant).
 GAP_GROUPS = (
     ("zero-shot vs\nSimCLR crop+flip", "multi_zero_shot", "single_crop_flip"),
     ("linear probe vs\nSimCLR crop+flip", "multi_linear_probe", "single_crop_flip"),
@@ -81,7 +77,7 @@ GAP_GROUPS = (
 
 
 def gap_bars(result: Table1Result):
-    """The bars of :func:`plot_gap`: ``(label, multi, single)`` test accuracies (fractions, mean
+    """The bars of :func:`draw_gap`: ``(label, multi, single)`` test accuracies (fractions, mean
     over seeds), the paper's Table 1 first, then each comparison of :data:`GAP_GROUPS` whose two
     variants the result holds."""
     s = result.summary()
@@ -91,11 +87,11 @@ def gap_bars(result: Table1Result):
     return bars
 
 
-def plot_gap(result: Table1Result, out_dir=None, name: str = "coloredmnist-gap"):
+def draw_gap(result: Table1Result):
     """The takeaway: reversed-colour test accuracy, multi-modal (blue) against single-modal
     (vermilion), for the paper's Table 1 (open bars) and for our runs under the paper's protocol
     (zero-shot against SimCLR with crop and flip) and under the same linear probe for both, with
-    and without colour jitter; the gap in points above each pair.  Returns ``(fig, paths)``."""
+    and without colour jitter; the gap in points above each pair.  Returns the figure."""
     import matplotlib.pyplot as plt
 
     from matplotlib.patches import Patch
@@ -107,7 +103,7 @@ def plot_gap(result: Table1Result, out_dir=None, name: str = "coloredmnist-gap")
         for k, (label, m, v) in enumerate(bars):
             paper = k == 0
             for dx, val, mode in ((-w / 2, m, "multi"), (w / 2, v, "single")):
-                ax.bar(k + dx, 100 * val, w, color="white" if paper else COLORS[mode],
+                ax.bar(k + dx, 100 * val, w, color=palette.BACKGROUND if paper else COLORS[mode],
                        edgecolor=COLORS[mode], lw=2, hatch="//" if paper else None,
                        label=None if k != 1 else f"{mode}-modal")
             ax.text(k, 100 * max(m, v) + 3, f"gap {100 * (m - v):.0f} pts", ha="center")
@@ -118,16 +114,15 @@ def plot_gap(result: Table1Result, out_dir=None, name: str = "coloredmnist-gap")
         ax.set_ylabel("test accuracy, colours reversed (%)")
         ax.set_title("ColoredMNIST: the gap depends on how it is measured")
         handles, labels = ax.get_legend_handles_labels()
-        handles.append(Patch(facecolor="white", edgecolor=COLORS["reference"], hatch="//"))
+        handles.append(Patch(facecolor=palette.BACKGROUND, edgecolor=COLORS["reference"], hatch="//"))
         ax.legend(handles, labels + ["the paper"], loc="upper right", ncols=3)
         ax.grid(axis="x", visible=False)
-    return _finish(fig, name, out_dir)
+    return fig
 
 
-def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredmnist"):
+def draw_table1(result: Table1Result):
     """Horizontal bars of train (light) and test (OOD, dark) accuracy per variant, mean +- 1 s.d.
-    over seeds, under the paper's two rows.  Returns ``(fig, paths)`` (paths empty if
-    ``out_dir`` is None)."""
+    over seeds, under the paper's two rows.  Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -142,29 +137,28 @@ def plot_table1(result: Table1Result, out_dir=None, name: str = "table1-coloredm
         h = 0.38
         for yi, (v, tr, trs, te, tes) in zip(y, rows):
             c = _colour_of(v)
-            ax.barh(yi + h / 2, 100 * tr, h, xerr=100 * trs or None, color=c, alpha=0.35, ecolor="#333333")
-            ax.barh(yi - h / 2, 100 * te, h, xerr=100 * tes or None, color=c, ecolor="#333333")
+            ax.barh(yi + h / 2, 100 * tr, h, xerr=100 * trs or None, color=c, alpha=0.35, ecolor=palette.DARK)
+            ax.barh(yi - h / 2, 100 * te, h, xerr=100 * tes or None, color=c, ecolor=palette.DARK)
             ax.text(100 * te + 1.5 + 100 * tes, yi - h / 2, f"{100 * te:.1f}", va="center", fontsize=10)
         ax.set_yticks(y, [LABELS.get(r[0], r[0]) for r in rows])
-        ax.axvline(10, color="#777777", ls=":", lw=1.2)
+        ax.axvline(10, color=palette.MID, ls=":", lw=1.2)
         ceiling = 1 - ColoredMNISTConfig(**result.settings["data"]).effective_label_noise
-        ax.axvline(100 * ceiling, color="#777777", ls="--", lw=1.2)
+        ax.axvline(100 * ceiling, color=palette.MID, ls="--", lw=1.2)
         ax.set_xlim(0, 108)
         ax.set_xlabel("accuracy on the splits' noisy labels (%)")
         n = len(result.seeds)
-        fig.legend(handles=[Patch(color="#555555", alpha=0.35, label="train (colour agrees with label)"),
-                            Patch(color="#555555", label=f"test (colour reversed){'' if n == 1 else ', mean ± s.d.'}"),
-                            Line2D([], [], color="#777777", ls=":", label="chance"),
-                            Line2D([], [], color="#777777", ls="--", label="label-noise ceiling")],
+        fig.legend(handles=[Patch(color=palette.DARK, alpha=0.35, label="train (colour agrees with label)"),
+                            Patch(color=palette.DARK, label=f"test (colour reversed){'' if n == 1 else ', mean ± s.d.'}"),
+                            Line2D([], [], color=palette.MID, ls=":", label="chance"),
+                            Line2D([], [], color=palette.MID, ls="--", label="label-noise ceiling")],
                    loc="outside upper center", ncol=2)
         ax.grid(axis="y", visible=False)
-    return _finish(fig, name, out_dir)
+    return fig
 
 
-def plot_feature_probes(result: Table1Result, out_dir=None, name: str = "coloredmnist-feature-probes"):
+def draw_feature_probes(result: Table1Result):
     """What each model's frozen features encode: accuracy of a linear digit probe and of a linear
-    colour probe, on images re-coloured independently of the digit (chance 10 %).  Returns
-    ``(fig, paths)``."""
+    colour probe, on images re-coloured independently of the digit (chance 10 %).  Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -180,23 +174,22 @@ def plot_feature_probes(result: Table1Result, out_dir=None, name: str = "colored
             sd = [100 * ps[r][key]["sd"] for r in runs]
             ax.bar((x + (k - 0.5) * w).tolist(), m, w, yerr=sd if len(result.seeds) > 1 else None,
                    color=[_colour_of(r) for r in runs], alpha=1.0 if key == "digit" else 0.45,
-                   hatch=hatch, edgecolor="white", label=lab)
-        ax.axhline(10, color="#777777", ls=":", lw=1.2)
+                   hatch=hatch, edgecolor=palette.BACKGROUND, label=lab)
+        ax.axhline(10, color=palette.MID, ls=":", lw=1.2)
         ax.set_xticks(x.tolist(), [RUN_LABELS.get(r, r) for r in runs], rotation=25, ha="right")
         ax.set_ylabel("probe accuracy (%)")
         ax.set_ylim(0, 102)
-        fig.legend(handles=[Patch(color="#555555", label="digit probe"),
-                            Patch(facecolor="#555555", alpha=0.45, hatch="//", edgecolor="white", label="colour probe"),
-                            Line2D([], [], color="#777777", ls=":", label="chance")],
+        fig.legend(handles=[Patch(color=palette.DARK, label="digit probe"),
+                            Patch(facecolor=palette.DARK, alpha=0.45, hatch="//", edgecolor=palette.BACKGROUND, label="colour probe"),
+                            Line2D([], [], color=palette.MID, ls=":", label="chance")],
                    loc="outside upper center", ncol=3)
         ax.grid(axis="x", visible=False)
-    return _finish(fig, name, out_dir)
+    return fig
 
 
-def plot_samples(data: ColoredMNIST, n_per_split: int = 10, out_dir=None, name: str = "coloredmnist-samples"):
+def draw_samples(data: ColoredMNIST, n_per_split: int = 10):
     """The first digit of each label in both splits, with label and colour name: the reversal seen.
-    Column ``k`` shows label ``k % 10``; every label must occur in both splits.  Returns
-    ``(fig, paths)``."""
+    Column ``k`` shows label ``k % 10``; every label must occur in both splits.  Returns the figure."""
     import matplotlib.pyplot as plt
 
     check_int("n_per_split", n_per_split)
@@ -232,15 +225,15 @@ def plot_samples(data: ColoredMNIST, n_per_split: int = 10, out_dir=None, name: 
         for k, title, colour in names:
             y0 = size - 0.5 if title == "train" else 2 * size + gap.shape[0] - 0.5
             ax.text(k * step + size / 2 - 0.5, y0 + 0.3, colour, ha="center", va="top", fontsize=7)
-    return _finish(fig, name, out_dir)
+    return fig
 
 
-def plot_probe_l2(result: Table1Result, out_dir=None, name: str = "coloredmnist-probe-l2",
+def draw_probe_l2(result: Table1Result,
                   runs: Optional[Sequence[str]] = None):
     """Test (OOD) accuracy of each run's linear probe against the probe's L2 penalty
     (:data:`~mmcl.experiments.coloredmnist.runs.PROBE_L2_GRID`), mean over seeds, for ``runs``
     (default: those of ``RUNS`` with a probe); the multi-modal zero-shot score, which has no
-    penalty, as a horizontal line.  Returns ``(fig, paths)``."""
+    penalty, as a horizontal line.  Returns the figure."""
     import matplotlib.pyplot as plt
 
     sweep = result.probe_l2_summary()
@@ -263,7 +256,7 @@ def plot_probe_l2(result: Table1Result, out_dir=None, name: str = "coloredmnist-
         ax.set_ylabel("test accuracy, colour reversed (%)")
         ax.set_ylim(0, 100)
         fig.legend(loc="outside right center", fontsize=10)
-    return _finish(fig, name, out_dir)
+    return fig
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,23 +264,23 @@ def plot_probe_l2(result: Table1Result, out_dir=None, name: str = "coloredmnist-
 # ---------------------------------------------------------------------------------------------
 
 def _samples(size, device):
-    return plot_samples(samples_data(size))[0]
+    return draw_samples(samples_data(size))
 
 
 def _gap(size, device):
-    return plot_gap(table1_result(size, device))[0]
+    return draw_gap(table1_result(size, device))
 
 
 def _table1(size, device):
-    return plot_table1(table1_result(size, device))[0]
+    return draw_table1(table1_result(size, device))
 
 
 def _feature_probes(size, device):
-    return plot_feature_probes(table1_result(size, device))[0]
+    return draw_feature_probes(table1_result(size, device))
 
 
 def _probe_l2(size, device):
-    return plot_probe_l2(table1_result(size, device))[0]
+    return draw_probe_l2(table1_result(size, device))
 
 
 FIGURES = [

@@ -10,13 +10,16 @@ decisive sweep, cached per ``(size, device)``).  This module draws two figures a
 from __future__ import annotations
 
 from mmcl.experiments import decisive_runs as experiment
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, style
 
 __all__ = ["draw_errors", "draw_parts", "FIGURES"]
 
 LABEL = "sec-decisive-runs"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_errors``).
+CLAIM = "Under Sec. 3.3's ν multi-modal errs at chance; only ν ∥ μ gives zero"
 _NU_TITLE = {"sec33": "Sec. 3.3's ν (⟨ν, μ⟩ = ‖μ‖²/√d)", "parallel": "the paper's ν ∥ μ"}
 
 
@@ -50,6 +53,7 @@ def draw_errors(sweep):
         axes[0].set_ylabel("OOD test error")
         axes[0].legend(fontsize="x-small", loc="lower right")
         axes[0].set_ylim(-0.03, 0.75)
+        headline(fig, CLAIM)
     return fig
 
 
@@ -63,7 +67,7 @@ def draw_parts(sweep, mode: str = "multi"):
         rows = [("parallel", "signal", COLORS[mode], "-", "⟨w, ν⟩ signal part, parallel ν"),
                 ("sec33", "signal", COLORS[mode], "--", "⟨w, ν⟩ signal part, Sec. 3.3's ν"),
                 ("sec33", "init", "0.45", "--", "⟨w, ν⟩ init part"),
-                ("sec33", "memorised", "0.7", ":", "⟨w, ν⟩ memorised part"),
+                ("sec33", "memorised", palette.FAINT, ":", "⟨w, ν⟩ memorised part"),
                 ("zeta", "init", "black", "-", "⟨w, ζ⟩ init part"),
                 ("zeta", "memorised", "black", ":", "⟨w, ζ⟩ memorised part")]
         for v, part, color, ls, label in rows:

@@ -2,11 +2,11 @@
 
 The run is :mod:`mmcl.experiments.downstream`'s (:func:`~mmcl.experiments.downstream.downstream_result`,
 :func:`mmcl.downstream.response.run_downstream` at the chapter's sizes, cached per ``(size, device)``);
-this module draws it and registers the figures: :func:`plot_condition` (the final accuracy
-against the condition of Sec. 3.3, the chapter's takeaway), :func:`plot_accuracy` (Figure 1's
+this module draws it and registers the figures: :func:`draw_condition` (the final accuracy
+against the condition of Sec. 3.3, the chapter's takeaway), :func:`draw_accuracy` (Figure 1's
 accuracy panel for the paper's ``nu`` and for a ``nu`` that meets that condition),
-:func:`plot_response` (the parts of the OOD responses of the
-features) and :func:`plot_ablation` (the accuracy when a part is left out)."""
+:func:`draw_response` (the parts of the OOD responses of the
+features) and :func:`draw_ablation` (the accuracy when a part is left out)."""
 from __future__ import annotations
 
 import math
@@ -17,12 +17,14 @@ from mmcl.downstream.response import PARTS, VARIANTS, DownstreamResult
 from mmcl.experiments import downstream as experiment
 from mmcl.experiments.downstream import PAPER, TILTED
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, legend_below, style
+from mmcl.figures.theme import COLORS, headline, legend_below, style
 
-__all__ = ["plot_accuracy", "plot_condition", "plot_response", "plot_ablation", "FIGURES"]
+__all__ = ["draw_accuracy", "draw_condition", "draw_response", "draw_ablation", "FIGURES"]
 
 LABEL = "sec-downstream"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_condition``).
+CLAIM = "Multi-modal leads only where Sec. 3.3's condition on ν fails"
 
 _LABELS = {"single": "single-modal", "multi": "multi-modal"}
 _LS = {"adapt": "-", "transfer": "--"}
@@ -39,7 +41,7 @@ def _angle_title(res: DownstreamResult, c: float) -> str:
     return rf"{name}: $|\langle\nu,\mu\rangle|\,\sqrt{{d}}/\|\mu\|^2={res.condition[c]:.2g}$"
 
 
-def plot_accuracy(res: DownstreamResult, angles=(PAPER, TILTED)):
+def draw_accuracy(res: DownstreamResult, angles=(PAPER, TILTED)):
     """OOD accuracy along training (mean +- 1 s.d. over seeds), both modes and protocols, one panel
     per angle of ``angles`` (at most four)."""
     import matplotlib.pyplot as plt
@@ -61,7 +63,7 @@ def plot_accuracy(res: DownstreamResult, angles=(PAPER, TILTED)):
     return fig
 
 
-def plot_condition(res: DownstreamResult):
+def draw_condition(res: DownstreamResult):
     """The final OOD accuracy (mean +- 1 s.d. over seeds; both modes and protocols) against the
     condition ratio ``|<nu, mu>| sqrt(d)/||mu||^2`` of Sec. 3.3, over every angle of ``res``: the
     multi-modal lead lives only where the condition fails."""
@@ -90,10 +92,11 @@ def plot_condition(res: DownstreamResult):
         ax.set_xlabel(r"$|\langle\nu,\mu\rangle|\,/\,(\|\mu\|^2/\sqrt{d})$")
         ax.set_ylabel("final OOD accuracy")
         ax.legend(loc="center left", bbox_to_anchor=(0.0, 0.62), fontsize="small")
+        headline(fig, CLAIM)
     return fig
 
 
-def plot_response(res: DownstreamResult, angles=(PAPER, TILTED)):
+def draw_response(res: DownstreamResult, angles=(PAPER, TILTED)):
     """The parts of a feature's OOD responses at the end of training (Eq. 11), one panel per mode:
     the spread over the held-out inputs of the noise response ``<w_r, zeta>`` by part, and the
     size of the signal response ``|<w_r, nu>|`` by part for each angle (means over features and
@@ -131,7 +134,7 @@ _SHORT = {"trained": "trained", "zeta: without init": "ζ: no init", "zeta: with
           "zeta: without memorised": "ζ: no memor.", "nu: without signal": "ν: no signal"}
 
 
-def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
+def draw_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
     """Final OOD accuracy when a part of the responses is left out (the variants of
     :data:`mmcl.downstream.response.VARIANTS`), both modes and protocols, one panel per angle
     (means over seeds, bars +- 1 s.d.)."""
@@ -153,7 +156,7 @@ def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
                        yerr=Y.std(0, correction=0) if Y.shape[0] > 1 else None, capsize=2,
                        color=COLORS[mode], alpha=1.0 if p == "adapt" else 0.45, label=f"{_LABELS[mode]}, {p}")
             ax.axhline(0.5, color=COLORS["reference"], lw=0.8, ls=":")
-            ax.set_xticks(range(len(names)), [_SHORT.get(v, v) for v in names], rotation=35, ha="right",
+            ax.set_xticks(range(len(names)), [_SHORT.get(v, v) for v in names], rotation=90,
                           fontsize="small")
             ax.set_ylim(0.4, 1.02)
             ax.set_title(_angle_title(res, c), fontsize="medium")
@@ -163,19 +166,19 @@ def plot_ablation(res: DownstreamResult, angles=(PAPER, TILTED)):
 
 
 def _accuracy(size, device):
-    return plot_accuracy(experiment.downstream_result(size, device))
+    return draw_accuracy(experiment.downstream_result(size, device))
 
 
 def _condition(size, device):
-    return plot_condition(experiment.downstream_result(size, device))
+    return draw_condition(experiment.downstream_result(size, device))
 
 
 def _response(size, device):
-    return plot_response(experiment.downstream_result(size, device))
+    return draw_response(experiment.downstream_result(size, device))
 
 
 def _ablation(size, device):
-    return plot_ablation(experiment.downstream_result(size, device))
+    return draw_ablation(experiment.downstream_result(size, device))
 
 
 FIGURES = [

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from mmcl.experiments.matrix_factorisation import snr_sweep_result, world
+from mmcl.experiments.matrix_factorisation import graphs_result, snr_sweep_result, world
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 from mmcl.wider import graphs
@@ -25,7 +26,7 @@ __all__ = ["draw_probe_snr", "draw_spectrum", "draw_graphs", "draw_plane", "FIGU
 
 LABEL = "sec-matrix-factorisation"
 #: The probe on the raw images: a baseline, neither modality nor a constant of the paper.
-RAW = "#999999"
+RAW = palette.FAINT
 CHAPTER = chapter_of(__name__)
 
 
@@ -40,7 +41,7 @@ def draw_spectrum(s, nu, k: int, n: int = 12):
         ax.plot(idx, s[:n], "o-", color=COLORS["multi"], label=r"singular values $s_i$ of $\tilde P$")
         ax.plot(idx, nu[:n], "s--", color=COLORS["accent"], mfc="none", ms=9,
                 label=r"eigenvalues of $\bar A$ (induced graph)")
-        ax.plot(idx, s[:n] ** 2, "x", color="k", ms=7, label=r"$s_i^2$")
+        ax.plot(idx, s[:n] ** 2, "x", color=palette.INK, ms=7, label=r"$s_i^2$")
         ax.axvline(k + 0.5, color=COLORS["reference"], lw=1, ls=":")
         ax.text(k + 1.5, 0.45, f"k = C = {k}", color=COLORS["reference"])
         ax.set_xlabel("index i")
@@ -50,17 +51,16 @@ def draw_spectrum(s, nu, k: int, n: int = 12):
     return fig
 
 
-def draw_graphs(A_caption, A_augmentation):
+def draw_graphs(G_caption, G_augmentation):
     """The normalised caption-induced and augmentation graphs side by side, self-pairs hidden
-    (figure ``mf-graphs``; images sorted by class)."""
+    (figure ``mf-graphs``; images sorted by class), as
+    :func:`mmcl.experiments.matrix_factorisation.shown_graphs` gives them."""
     import matplotlib.pyplot as plt
 
     with style():
         fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.9))
-        for ax, G, title in ((axes[0], A_caption, "caption-induced graph\n(shared captions)"),
-                             (axes[1], A_augmentation, "augmentation graph\n(best width)")):
-            Gbar = graphs.normalised_adjacency(G)
-            Gbar = Gbar - torch.diag(torch.diagonal(Gbar))  # hide self-pairs so the blocks show
+        for ax, Gbar, title in ((axes[0], G_caption, "caption-induced graph\n(shared captions)"),
+                                (axes[1], G_augmentation, "augmentation graph\n(best width)")):
             im = ax.imshow(Gbar.numpy(), cmap="viridis", interpolation="nearest",
                            vmax=float(torch.quantile(Gbar.flatten(), 0.995)))
             ax.set_title(title)
@@ -138,9 +138,7 @@ def _spectrum(size, device):
 
 
 def _graphs(size, device):
-    w = world(size, device)
-    comp = w["comp"]
-    return draw_graphs(w["A_cap"], graphs.augmentation_graph(w["data"].images, comp.widths[comp.best]))
+    return draw_graphs(*graphs_result(size, device))
 
 
 def _probe_snr(size, device):

@@ -19,9 +19,10 @@ import math
 import torch
 
 from mmcl.dynamics import Trajectory
-from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end
+from mmcl.experiments.multimodal import multimodal_runs, noise_cases, stage1_end, sync_examples
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.proofs import multi_stage1 as sync
 
 __all__ = ["draw_signal_and_noise", "draw_synchronisation", "draw_sync_prediction", "draw_stage1",
@@ -29,40 +30,29 @@ __all__ = ["draw_signal_and_noise", "draw_synchronisation", "draw_sync_predictio
 
 LABEL = "sec-multimodal"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_signal_and_noise``).
+CLAIM = 'Multi-modal learns more signal, but its noise stays of order one, not 1/√n'
 
 
 # --------------------------------------------------------------------------------------------
 # Drawing
 # --------------------------------------------------------------------------------------------
-def draw_synchronisation(syn: sync.Synchronisation, seeds):
+def draw_synchronisation(examples, seeds):
     """Lemma D.3: ``u_r``, ``v_r`` of three neurons that start out of step (predicted ``t'`` near 3,
-    10 and 25 steps, winning side predicted right) with the linear stage-1 map."""
+    10 and 25 steps, winning side predicted right) with the linear stage-1 map; ``examples``:
+    :func:`mmcl.experiments.multimodal.sync_examples`."""
     import matplotlib.pyplot as plt
 
-    m = syn.u.shape[-1]
-    opp = syn.opposite0
-    synced = opp & syn.synchronised
     with style():
         fig, axes = plt.subplots(1, 3, figsize=(8.0, 3.0), sharey=True, constrained_layout=True)
-        right = (syn.sign == syn.predicted_sign) & opp
-        picked = []  # three out-of-step neurons (any seed) whose predicted t' is near 3, 10 and 25 steps
-        for target in (3, 10, 25):
-            gap = torch.where(right, (syn.predicted_step - target).abs(), torch.full_like(syn.predicted_step, math.inf))
-            b, r = divmod(int(gap.argmin()), m)
-            picked.append((b, r))
-        for ax, (b, r) in zip(axes[:3], picked):
-            T = int(min(2.5 * float(syn.sync_step[b, r]) + 8, 60))
-            steps = syn.steps[:T + 1]
-            scale = float(max(syn.u[b, 0, r].abs(), syn.v[b, 0, r].abs()))
-            pu, pv = sync.stage1_signal_prediction(syn.u[b, 0, r:r + 1], syn.v[b, 0, r:r + 1], syn.kappa[b], steps)
-            ax.plot(steps.cpu(), syn.u[b, :T + 1, r].cpu() / scale, color=COLORS["multi"], label=r"$u_r$ (modality 1)")
-            ax.plot(steps.cpu(), syn.v[b, :T + 1, r].cpu() / scale, color=COLORS["accent"], ls="--",
-                    label=r"$v_r$ (modality 2)")
-            ax.plot(steps.cpu(), pu[:, 0].cpu() / scale, color="k", lw=0.9, ls=":", label="linear map")
-            ax.plot(steps.cpu(), pv[:, 0].cpu() / scale, color="k", lw=0.9, ls=":")
+        for ax, ex in zip(axes[:3], examples):
+            ax.plot(ex.steps, ex.u, color=COLORS["multi"], label=r"$u_r$ (modality 1)")
+            ax.plot(ex.steps, ex.v, color=COLORS["accent"], ls="--", label=r"$v_r$ (modality 2)")
+            ax.plot(ex.steps, ex.pu, color=palette.INK, lw=0.9, ls=":", label="linear map")
+            ax.plot(ex.steps, ex.pv, color=palette.INK, lw=0.9, ls=":")
             ax.axhline(0, color=COLORS["reference"], lw=0.8)
-            ax.axvline(float(syn.sync_step[b, r]), color=COLORS["reference"], lw=0.8, ls="--")
-            ax.set_title(f"$t'$ = {int(syn.sync_step[b, r])} (seed {seeds[b]}, r = {r})", fontsize="small")
+            ax.axvline(float(ex.sync_step), color=COLORS["reference"], lw=0.8, ls="--")
+            ax.set_title(f"$t'$ = {ex.sync_step} (seed {seeds[ex.b]}, r = {ex.r})", fontsize="small")
             ax.set_xlabel("step $t$")
         axes[0].set_ylabel("preactivation / initial max")
         axes[0].legend(loc="best", fontsize="x-small")
@@ -119,10 +109,11 @@ def draw_stage1(end: sync.Stage1End):
         ax0.plot(end.t1_measured.cpu(), torch.ones(S), "o", color=COLORS["multi"], ms=6,
                  label=r"$\max_r\gamma_r=1$")
         for ax in (ax0, ax1):
-            ax.axvline(T1, color="k", ls="--", lw=1.2, label=r"Lemma 5.4's $T_1$")
+            ax.axvline(T1, color=palette.INK, ls="--", lw=1.2, label=r"Lemma 5.4's $T_1$")
             ax.set_yscale("log")
             ax.set_xlabel("step $t$")
         ax0.set_ylim(1e-3, 30)
+        keep_inside(ax0)
         ax0.set_ylabel(r"$\max_r \gamma_r^{(t)}$")
         ax0.set_title("signal learning, multi-modal", fontsize="medium")
         ax0.legend(loc="lower right", fontsize="xx-small")
@@ -154,13 +145,14 @@ def draw_signal_and_noise(single: Trajectory, multi: Trajectory, t1: float, n: i
         ax1.text(t[-1], 1 / math.sqrt(n) * 1.3, r"$1/\sqrt{n}$ (Lemma 5.4)", ha="right",
                  fontsize="small")
         for ax in (ax0, ax1):
-            ax.axvline(t1, color="k", ls="--", lw=1)
+            ax.axvline(t1, color=palette.INK, ls="--", lw=1)
             ax.set_yscale("log")
             ax.set_xlabel("step $t$")
         ax0.text(t1, 1e-2, r" $T_1$", ha="left", fontsize="small")
         ax0.set_title(r"signal: $\max_r\gamma_r$")
         ax1.set_title(r"noise: $\max_{r,i}\rho_{r,i}$")
         ax0.legend(loc="lower right", fontsize="x-small")
+        headline(fig, CLAIM)
     return fig
 
 
@@ -189,7 +181,7 @@ def draw_noise(multi: Trajectory, cases: sync.NoiseCases):
 # --------------------------------------------------------------------------------------------
 def _synchronisation(size, device):
     r = multimodal_runs(size, device)
-    return draw_synchronisation(r.syn, r.seeds)
+    return draw_synchronisation(sync_examples(r.syn), r.seeds)
 
 
 def _stage1(size, device):

@@ -18,15 +18,18 @@ import math
 import torch
 
 from mmcl.experiments import multimodal_stage2 as experiment
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.proofs.scales import Stage2Scales
-from mmcl.figures.theme import COLORS, legend_below, style
+from mmcl.figures.theme import COLORS, headline, legend_below, style
 from mmcl.model.config import SyntheticConfig
 
 __all__ = ["draw_margins", "draw_loss", "draw_telescoping", "draw_scales", "FIGURES"]
 
 LABEL = "sec-multimodal-stage2"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_scales``).
+CLAIM = "Stage 2 leaves the noise far above Lemma D.15's bound"
 
 
 # --------------------------------------------------------------------------------------------
@@ -53,7 +56,7 @@ def draw_margins(ch: experiment.Stage2Chains):
             bins = torch.linspace(min(0.0, float(pp.min())), hi, 40).tolist()
             ax.hist(pp, bins=bins, color=_PAPER, alpha=0.6, label=r"paper's $\theta_r$ (at $t=0$)")
             ax.hist(pt, bins=bins, color=_OURS, alpha=0.6, label=r"$\theta_r$ read at $T_1$")
-            ax.axvline(1, color="k", lw=1, label="required by Lemma D.13")
+            ax.axvline(1, color=palette.INK, lw=1, label="required by Lemma D.13")
             neg = float(ch.paper.neg_ratio[k][..., -1, :, :].max())
             ax.axvline(neg, color=_NOISE, lw=1, ls="--", label=r"largest negative margin / $L$")
             ax.set_xlabel(r"$\langle\nabla F_0, W^*\rangle / 2L$" if k == 0
@@ -75,7 +78,7 @@ def draw_loss(ch: experiment.Stage2Chains):
         fig, ax = plt.subplots(figsize=(6.0, 3.6), layout="constrained")
         for s in range(tel.combined.loss.shape[0]):
             lab = s == 0
-            ax.plot(steps, tel.combined.loss[s].cpu(), color="k", alpha=0.8,
+            ax.plot(steps, tel.combined.loss[s].cpu(), color=palette.INK, alpha=0.8,
                     label=r"$L = L_S(W) + L_S(\widetilde W)$" if lab else None)
             ax.plot(steps, tel.first.loss[s].cpu(), color=_OURS, alpha=0.7, ls="--",
                     label=r"$L_S(W)$" if lab else None)
@@ -109,14 +112,14 @@ def draw_telescoping(ch: experiment.Stage2Chains, cfg: SyntheticConfig):
                 (ch.at_t1.slack_second, _OURS, ":", r"$\widetilde W$ alone, $\theta$ at $T_1$")):
             ax.plot(t_one[T1:], (series[:, T1:] / cfg.lr).median(0).values, color=color, ls=ls,
                     label=lab)
-        ax.axhline(0, color="k", lw=0.8)
+        ax.axhline(0, color=palette.INK, lw=0.8)
         ax.set_xlabel("step t")
         ax.set_title(r"Lemma D.14: slack / $\eta$ (median)")
         ax = axes[1]
         t_avg = steps[-ch.paper.avg_loss.shape[-1]:]
         for s in range(S):
             first = s == 0
-            ax.plot(t_avg, ch.paper.avg_loss[s], color="k", alpha=0.8,
+            ax.plot(t_avg, ch.paper.avg_loss[s], color=palette.INK, alpha=0.8,
                     label=r"average of $L$ since $T_1$" if first else None)
             ax.plot(t_avg, ch.paper.avg_bound[s], color=_PAPER, ls="--", alpha=0.7,
                     label=r"Lemma D.15 bound, paper's $\theta$" if first else None)
@@ -157,6 +160,7 @@ def draw_scales(scales: Stage2Scales, n: int):
             ax.set_xlabel("step t")
             ax.set_title("first network ($W$)" if k == 0 else r"second network ($\widetilde W$)")
         legend_below(fig, axes, ncol=3)
+        headline(fig, CLAIM)
     return fig
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from mmcl.experiments import proof_audit as experiment
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import style
 
@@ -13,8 +14,7 @@ __all__ = ["draw_standing", "FIGURES"]
 
 CHAPTER = chapter_of(__name__)
 #: Fill per standing (the Blueprint's audit fills: red a gap, hatched a proof resting on one).
-_FILL = {"root": "#d6604d", "inherited": "#f4a582", "outside": "#fddbc7", "valid": "#92c5de",
-         "not-audited": "#dddddd"}
+_FILL = palette.STANDING
 _WORDS = {"root": "a step of its own fails", "inherited": "valid, resting on a gap",
           "outside": "fails only where a premise fails", "valid": "valid", "not-audited": "not audited"}
 
@@ -30,7 +30,7 @@ def draw_standing(standing):
         fig, ax = plt.subplots(figsize=(8.0, 0.9 + 0.75 * len(keys)), layout="constrained")
         for y, k in enumerate(keys):
             n = len(standing[k])
-            ax.barh(y, n, color=_FILL[k], edgecolor="#555555", lw=0.6)
+            ax.barh(y, n, color=_FILL[k], edgecolor=palette.DARK, lw=0.6)
             ax.text(n + 0.4, y, f"{n}", va="center", fontsize="small")
         ax.set_yticks(range(len(keys)), [_WORDS[k] for k in keys])
         ax.invert_yaxis()

@@ -5,8 +5,8 @@ downstream protocol.  The runs are :mod:`mmcl.experiments.side_by_side`'s
 (:func:`~mmcl.experiments.side_by_side.figure1_result`,
 :func:`~mmcl.experiments.side_by_side.sensitivity_result`,
 :func:`~mmcl.experiments.side_by_side.protocols_result`, cached per ``(size, device)``, over
-:mod:`mmcl.experiments.figure1`); this module draws them (:func:`plot_sensitivity_accuracy`,
-:func:`plot_sensitivity_loss`, :func:`plot_protocols`; Figure 1 itself is :func:`mmcl.figures.reading_guide.plot_figure1`) and
+:mod:`mmcl.experiments.figure1`); this module draws them (:func:`draw_sensitivity_accuracy`,
+:func:`draw_sensitivity_loss`, :func:`draw_protocols`; Figure 1 itself is :func:`mmcl.figures.figure1.draw_figure1`) and
 registers the figures."""
 from __future__ import annotations
 
@@ -14,14 +14,16 @@ import torch
 
 from mmcl.experiments import side_by_side as experiment
 from mmcl.experiments.figure1 import ProtocolComparison
-from mmcl.figures.reading_guide import plot_figure1
+from mmcl.figures.figure1 import draw_figure1
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.figures.theme import COLORS, style
 
-__all__ = ["plot_sensitivity_accuracy", "plot_sensitivity_loss", "plot_protocols", "FIGURES"]
+__all__ = ["draw_sensitivity_accuracy", "draw_sensitivity_loss", "draw_protocols", "FIGURES"]
 
 LABEL = "sec-side-by-side"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure (Figure 1 with error bars) states, its title.
+CLAIM = "Multi-modal features transfer out of distribution; single-modal ones do not"
 
 _LABELS = {"tau": r"temperature $\tau$", "sigma0": r"initial weight scale $\sigma_0$", "M": "negatives per anchor $M$"}
 
@@ -44,7 +46,7 @@ def _sweep_axes(sens: experiment.Sensitivity, ylabel: str, height: float):
     return fig, axes
 
 
-def plot_sensitivity_accuracy(sens: experiment.Sensitivity):
+def draw_sensitivity_accuracy(sens: experiment.Sensitivity):
     """Final OOD accuracy of both modes (both protocols) against each varied constant, mean +- 1
     s.d. over seeds; dotted: the default value and chance."""
     with style():
@@ -64,7 +66,7 @@ def plot_sensitivity_accuracy(sens: experiment.Sensitivity):
     return fig
 
 
-def plot_sensitivity_loss(sens: experiment.Sensitivity):
+def draw_sensitivity_loss(sens: experiment.Sensitivity):
     """Final training loss of both modes against each varied constant, mean +- 1 s.d. over seeds;
     dotted: the default value."""
     with style():
@@ -83,7 +85,7 @@ def plot_sensitivity_loss(sens: experiment.Sensitivity):
     return fig
 
 
-def plot_protocols(pc: ProtocolComparison):
+def draw_protocols(pc: ProtocolComparison):
     """Bars of the final OOD accuracy of both modes under each protocol variant, mean +- 1 s.d."""
     import matplotlib.pyplot as plt
 
@@ -105,19 +107,19 @@ def plot_protocols(pc: ProtocolComparison):
 
 
 def _figure1(size, device):
-    return plot_figure1(experiment.figure1_result(size, device), ncols=2, save=False)[0]
+    return draw_figure1(experiment.figure1_result(size, device), ncols=2, claim=CLAIM)
 
 
 def _sensitivity_accuracy(size, device):
-    return plot_sensitivity_accuracy(experiment.sensitivity_result(size, device))
+    return draw_sensitivity_accuracy(experiment.sensitivity_result(size, device))
 
 
 def _sensitivity_loss(size, device):
-    return plot_sensitivity_loss(experiment.sensitivity_result(size, device))
+    return draw_sensitivity_loss(experiment.sensitivity_result(size, device))
 
 
 def _protocols(size, device):
-    return plot_protocols(experiment.protocols_result(size, device))
+    return draw_protocols(experiment.protocols_result(size, device))
 
 
 FIGURES = [

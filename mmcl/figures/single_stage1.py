@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import torch
 
-from mmcl.experiments.single_stage1 import RecursionCheck, recursion_check, stage1_runs
+from mmcl.experiments.single_stage1 import (BDynamicsLines, RecursionCheck, b_dynamics_lines, recursion_check,
+                                            stage1_runs)
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.model.config import SyntheticConfig
-from mmcl.proofs import predictions
 from mmcl.proofs import single_stage1 as dg
 
 __all__ = ["draw_recursion_vs_gd", "draw_noise_growth", "draw_sign_sets", "draw_b_dynamics", "FIGURES"]
 
 LABEL = "sec-single-stage1"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_noise_growth``).
+CLAIM = "Every sample is memorised early, at half Lemma 5.2's guaranteed rate"
 
 
 def draw_recursion_vs_gd(check: RecursionCheck):
@@ -42,7 +45,7 @@ def draw_recursion_vs_gd(check: RecursionCheck):
     pairs += [(r_show[0], int(rec.rho[-1, r_show[0]].argmax())), (r_show[1], int(rec.rho[-1, r_show[1]].argmin()))]
     t_all = rec.steps.cpu()
     # all single-modal: three shades of the single-modal colour, told apart by the line style
-    shades = (COLORS["single"], "#E69F00", "#7F3800")
+    shades = (COLORS["single"], palette.EXTRA[0], palette.EXTRA[2])
     dashes = ("-", "--", ":")
     with style():
         fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), constrained_layout=True)
@@ -104,13 +107,14 @@ def draw_noise_growth(growth: dg.NoiseGrowth, cfg: SyntheticConfig):
         ax.text(float(steps[-1]) * 3 / 4, 1.15 * cfg.n ** -0.5, r"$1/\sqrt{n}$", fontsize="medium",
                 color=COLORS["reference"])
         ax.axvline(g.T1, color=COLORS["reference"], lw=0.8, ls="-.", label=r"Lemma 5.2: $T_1$")
-        ax.plot(g.t1_measured, torch.ones_like(g.t1_measured), "v", color="k", ms=8, label=r"measured $T_1$")
+        ax.plot(g.t1_measured, torch.ones_like(g.t1_measured), "v", color=palette.INK, ms=8, label=r"measured $T_1$")
         ax.set_yscale("log")
         ax.set_ylim(3e-3, 5)
         ax.set_xlabel("step t")
         ax.set_title("every sample memorised, signal small", fontsize="medium")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small", ncol=2,
                   frameon=False)
+        headline(fig, CLAIM)
     return fig
 
 
@@ -129,10 +133,11 @@ def draw_sign_sets(reports: dict, seed: int = 0):
         ax = axes[0]
         sig0, fl0 = fd.signal[seed], fd.flipped[seed]  # (K, m), (m,)
         for r in range(sig0.shape[-1]):
-            ax.plot(steps, sig0[:, r], color=COLORS["single"] if fl0[r] else "0.7", lw=2 if fl0[r] else 0.8,
+            ax.plot(steps, sig0[:, r], color=COLORS["single"] if fl0[r] else palette.FAINT, lw=2 if fl0[r] else 0.8,
                     zorder=3 if fl0[r] else 1)
-        ax.axhline(0, color="k", lw=0.8)
+        ax.axhline(0, color=palette.INK, lw=0.8)
         ax.set_ylim(-0.25, 0.25)
+        keep_inside(ax)
         ax.set_xlabel("step t")
         ax.set_title(rf"$\langle w_r^{{(t)}}, \mu\rangle$, seed {seed}" "\n"
                      r"(coloured: leaves $U_\pm$)", fontsize="medium")
@@ -148,15 +153,13 @@ def draw_sign_sets(reports: dict, seed: int = 0):
     return fig
 
 
-def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
+def draw_b_dynamics(medians: dg.CoefficientMedians, lines: BDynamicsLines):
     """Sec. 5.1: the medians of the self coefficient ``a``, the cross coefficient ``b`` and ``b/a``
-    over the steps, with the paper's ``1/2``, the uniform-derivative ``M/(M+1)``
-    (:func:`~mmcl.proofs.predictions.b_dynamics_prediction`) and Lemma 5.2's ``T1``."""
+    over the steps, with the paper's ``1/2``, the uniform-derivative ``M/(M+1)`` and Lemma 5.2's
+    ``T1`` (``lines``: :func:`~mmcl.experiments.single_stage1.b_dynamics_lines`)."""
     import matplotlib.pyplot as plt
 
-    from mmcl.proofs.predictions import t1_single
-
-    a_pred, _ = predictions.b_dynamics_prediction(cfg)
+    a_pred = lines.self_share
     steps = medians.steps
     with style():
         fig, ax = plt.subplots(figsize=(7.5, 4.2), constrained_layout=True)
@@ -166,7 +169,7 @@ def draw_b_dynamics(medians: dg.CoefficientMedians, cfg: SyntheticConfig):
         ax.axhline(0.5, color=COLORS["reference"], ls="--", lw=1)
         ax.text(float(steps[-1]) * 3 / 10, 0.52, r"$\frac{1}{2}$ (Sec. 5.1)", fontsize="large")
         ax.axhline(a_pred, color=COLORS["single"], ls=":", lw=1, label="$M/(M+1)$")
-        ax.axvline(t1_single(cfg), color=COLORS["reference"], lw=0.8, ls="-.")
+        ax.axvline(lines.t1, color=COLORS["reference"], lw=0.8, ls="-.")
         ax.set_xlabel("step t")
         ax.set_ylabel("median over neurons, classes, seeds")
         ax.set_ylim(0, 1.05)
@@ -189,7 +192,7 @@ def _signs(size, device):
 
 def _b(size, device):
     r = stage1_runs(size, device)
-    return draw_b_dynamics(r["medians"], r["cfg"])
+    return draw_b_dynamics(r["medians"], b_dynamics_lines(r["cfg"]))
 
 
 FIGURES = [

@@ -16,10 +16,12 @@ from __future__ import annotations
 import torch
 
 from mmcl.experiments.single_stage2 import (EPSILON, ScaleGapSweep, Stage2Downstream, Stage2Run,
-                                            comparator_chain, downstream, n_sweep, stage2_run)
+                                            comparator_chain, downstream, n_sweep, scale_gap_result,
+                                            stage2_run)
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
 from mmcl.proofs import scales
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, style
 from mmcl.model.config import SyntheticConfig
 from mmcl.proofs import single_stage2 as cv
 
@@ -27,6 +29,8 @@ __all__ = ["draw_telescoping", "draw_margins", "draw_scale_gap", "draw_downstrea
 
 LABEL = "sec-single-stage2"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_downstream``).
+CLAIM = 'The single-modal loss converges, but the OOD error does not fall'
 
 
 # --------------------------------------------------------------------------------------------
@@ -48,10 +52,11 @@ def draw_telescoping(chain: cv.ComparatorChain, cfg: SyntheticConfig):
                 label=r"paper's $\lambda$ (factor 2)")
         ax.plot(t_one, (chain.slack_at / cfg.lr).median(0).values, color=COLORS["accent"],
                 label=fr"factor {chain.factor17:.1f}")
-        ax.axhline(0, color="k", lw=0.8)
+        ax.axhline(0, color=palette.INK, lw=0.8)
         ax.axvline(T1, color=COLORS["reference"], ls="-.", lw=0.8)
         ax.text(T1, 0.36, r" $T_1$", ha="left", va="top", fontsize="small")
         ax.set_ylim(-0.4, 0.4)
+        keep_inside(ax)
         ax.set_xlabel("step t")
         ax.set_title("Lemma C.17: slack / $\\eta$")
         ax.legend(loc="lower right", fontsize="small")
@@ -85,14 +90,14 @@ def draw_margins(chain: cv.ComparatorChain):
         ax.plot(xx, xx, color=COLORS["reference"], lw=1, ls=":", label="y = x")
         ax.plot(xx, xx * (1 + chain.init_share), color=COLORS["reference"], lw=1, ls="--",
                 label="with initial alignment")
-        ax.axhline(1, color="k", lw=1, label="required by Lemma C.16")
+        ax.axhline(1, color=palette.INK, lw=1, label="required by Lemma C.16")
         ax.set_xlabel("average activation behind the margin")
         ax.set_ylabel(r"$\langle\nabla F_0, W^*\rangle / 2L$")
         ax.set_title(f"positive margins at t = {T} (need $\\geq 1$)")
         ax.legend(loc="lower right", fontsize="x-small")
         ax = axes[1]
         ax.hist(neg.flatten(), bins=60, color=COLORS["single"], alpha=0.8)
-        ax.axvline(1, color="k", lw=1)
+        ax.axvline(1, color=palette.INK, lw=1)
         ax.set_yscale("log")
         ax.set_xlabel(r"$\langle\nabla F_j, W^*\rangle / L$")
         ax.set_ylabel("(i, j) pairs")
@@ -177,6 +182,7 @@ def draw_downstream(down: Stage2Downstream, run: Stage2Run):
         ax.set_xlabel("training step t")
         ax.set_title("OOD test error: does not")
         ax.legend(loc="lower left", fontsize="x-small", ncol=2)
+        headline(fig, CLAIM)
     return fig
 
 
@@ -192,8 +198,7 @@ def _margins(size, device):
 
 
 def _scale_gap(size, device):
-    r = stage2_run(size, device)
-    return draw_scale_gap(scales.scale_gap(r.traj, r.t1), n_sweep(size, device))
+    return draw_scale_gap(scale_gap_result(size, device), n_sweep(size, device))
 
 
 def _downstream(size, device):

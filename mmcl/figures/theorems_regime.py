@@ -22,14 +22,17 @@ import math
 from typing import Mapping
 
 from mmcl.experiments import theorems_regime as tr
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, style
+from mmcl.figures.theme import COLORS, headline, style
 
 __all__ = ["draw_conditions", "draw_learning", "draw_training", "draw_downstream",
            "draw_single_verdicts", "draw_multi_verdicts", "FIGURES"]
 
 LABEL = "sec-theorems-regime"
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_learning``).
+CLAIM = "As n grows, the multi-modal noise outgrows Lemma 5.4's 1/√n scale"
 
 
 # --------------------------------------------------------------------------------------------
@@ -54,7 +57,7 @@ def draw_conditions(conditions: Mapping[int, list]):
             for j, n in enumerate(sizes):
                 ok = conditions[n][i].holds
                 ax.text(j, i, "holds" if ok else "fails", ha="center", va="center", fontsize="x-small",
-                        color="black" if abs(F[i, j]) < 2 else "white", fontweight="normal" if ok else "bold")
+                        color=palette.INK if abs(F[i, j]) < 2 else palette.BACKGROUND, fontweight="normal" if ok else "bold")
         ax.set_xticks(range(len(sizes)), [f"n = {n}" for n in sizes])
         ax.set_yticks(range(len(keys)), keys)
         ax.set_title("Assumption 4.1 along the scaling (δ = 0.1)")
@@ -129,6 +132,7 @@ def draw_learning(sweep: tr.RegimeSweep):
             _loglog_n(ax, sweep.sizes, "n", room=0.5)
             ax.legend(fontsize="x-small", loc="upper left")
         axes[0].set_ylabel("mean over seeds")
+        headline(fig, CLAIM)
     return fig
 
 

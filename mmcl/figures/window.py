@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import math
 
-from mmcl.experiments import decisive_runs as decisive
 from mmcl.experiments import window as experiment
-from mmcl.experiments.decisive_runs import DECISIVE_SCALING
+from mmcl.figures import palette
 from mmcl.figures.registry import FigureSpec, chapter_of
-from mmcl.figures.theme import COLORS, legend_below, style
+from mmcl.figures.theme import COLORS, headline, keep_inside, legend_below, style
 
-__all__ = ["draw_errors", "draw_thresholds", "draw_collapse", "collapse_points", "FIGURES"]
+__all__ = ["draw_errors", "draw_thresholds", "draw_collapse", "FIGURES"]
 
 CHAPTER = chapter_of(__name__)
+#: The claim the takeaway figure states, its title (``draw_errors``).
+CLAIM = 'Multi-modal wins only in a window of test signals tilted towards μ'
 _PROTOCOL_TITLE = {"adapt": "head refit on 200 OOD samples (adapt)",
                    "transfer": "head from the training data (transfer)"}
 # single-modal drawn wide and light under the multi-modal line, so that both stay visible where they
@@ -80,6 +81,7 @@ def draw_errors(run, protocols=("adapt", "transfer")):
             ax.set_title(_PROTOCOL_TITLE[p], fontsize="small")
         axes[0].set_ylabel(f"OOD test error (n = {run.n:,})")
         legend_below(fig, axes, ncol=3)
+        headline(fig, CLAIM)
     return fig
 
 
@@ -104,12 +106,12 @@ def draw_thresholds(runs, protocol: str = "adapt"):
                 meas.append(top if th.measured is None else th.measured)
                 pred.append(top if th.predicted is None else th.predicted)
             ax.plot(xs, meas, color=COLORS[mode], marker="o", ms=5, lw=1.6, label=f"{mode}-modal, measured")
-            ax.plot(xs, pred, color=COLORS[mode], marker="o", mfc="white", ms=6, lw=1.0, ls=(0, (1.5, 1.5)),
+            ax.plot(xs, pred, color=COLORS[mode], marker="o", mfc=palette.BACKGROUND, ms=6, lw=1.0, ls=(0, (1.5, 1.5)),
                     label=f"{mode}-modal, predicted")
         ax.plot(ns, [runs[n].cfg.nu_cos for n in ns], color=COLORS["reference"], ls="-.", lw=1.0,
                 label="Sec. 3.3's ν")
         ax.axhline(1.0, color=COLORS["reference"], lw=1.0, label="paper's ν ∥ μ (cos = 1)")
-        ax.axhspan(1.0, top * 1.3, color="0.92", lw=0, zorder=0)
+        ax.axhspan(1.0, top * 1.3, color=palette.SHADE, lw=0, zorder=0)
         ax.text(ns[0], 1.15, "never reaches 1/4", fontsize="x-small", color=COLORS["reference"])
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -146,48 +148,24 @@ def draw_collapse(points):
         ax.set_xscale("log")
         ax.set_xlim(1e-2, 30)
         ax.set_ylim(-0.02, 0.56)
+        keep_inside(ax)
         ax.set_xlabel("D: discriminability after the fit, from four numbers of the network")
         ax.set_ylabel("measured OOD error (adapt)")
         legend_below(fig, [ax], ncol=3)
     return fig
 
 
-def _both_modes(size, device):
-    """The run at the largest ``n`` with both modes: the sweep's largest, or the decisive point where
-    it ran both."""
-    runs = _large_n_runs(size, device)
-    return runs[max(n for n, r in runs.items() if len(r.modes) == 2)]
-
-
-def _large_n_runs(size, device):
-    runs = dict(decisive.decisive_sweep(size, device).by_n)
-    point = decisive.decisive_point(size, device)
-    runs[point.n] = point
-    return runs
-
-
-def collapse_points(sweep, sigma0_sweeps):
-    """The points of :func:`draw_collapse`: :func:`mmcl.experiments.window.collapse` of the decisive
-    sweep (``sigma0`` at the scaling's 0.9 of item 3a's bound) and of ``sigma0_sweeps`` (fraction ->
-    sweep), each labelled by its ``sigma0``."""
-    runs = [(f"σ0 at {DECISIVE_SCALING.init_fraction:g} of item 3a", r) for r in sweep.by_n.values()]
-    for f, sw in sigma0_sweeps.items():
-        runs += [(f"σ0 at {f:g} of item 3a", r) for r in sw.by_n.values()]
-    return experiment.collapse(runs)
-
-
 FIGURES = [
     FigureSpec("window-errors", "The window of test signals: the OOD error against cos(ν, μ) at the "
                "largest n with both modes, both heads, the closed form's prediction dotted; Sec. 3.3's "
                "angle at the left, the paper's ν ∥ μ at cos = 1", CHAPTER, "sec-window",
-               lambda size, device: draw_errors(_both_modes(size, device)), takeaway=True),
+               lambda size, device: draw_errors(experiment.both_modes_run(size, device)), takeaway=True),
     FigureSpec("window-thresholds", "Where each mode's refit-head error falls to 1/4, predicted and "
                "measured, against n: the window between the modes widens as n grows, and Sec. 3.3's "
                "angle stays far below it", CHAPTER, "sec-window-measured",
-               lambda size, device: draw_thresholds(_large_n_runs(size, device))),
+               lambda size, device: draw_thresholds(experiment.large_n_runs(size, device))),
     FigureSpec("window-collapse", "Every run on one curve: the refit head's OOD error against the "
                "closed form's discriminability, for every n, three σ0 inside item 3 of Assumption 4.1 "
                "and both modes", CHAPTER, "sec-window-collapse",
-               lambda size, device: draw_collapse(collapse_points(decisive.decisive_sweep(size, device),
-                                                                 experiment.sigma0_sweeps(size, device)))),
+               lambda size, device: draw_collapse(experiment.collapse_result(size, device))),
 ]
