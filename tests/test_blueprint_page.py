@@ -332,3 +332,22 @@ def test_the_talk_figure_draws_every_node_in_its_standings_colour_with_the_word(
         plt.close(fig)
     with pytest.raises(ValueError, match="not measured verdicts"):
         graph.record_verdicts({"Lemma B.1": "true"})
+
+
+@pytest.mark.parametrize("verdicts", [None, {"Theorem 4.3 (2)": "fails"}], ids=["unmeasured", "measured"])
+def test_the_talk_export_reads_on_a_slide_with_and_without_measured_verdicts(verdicts):
+    """Before the book's first build no verdicts are recorded and the title says so: on a slide
+    (talk style, 16:9) no text of either version is cut off or overlaps another."""
+    import matplotlib.pyplot as plt
+
+    from helpers import text_problems
+    from mmcl.figures.theme import TALK_SIZE, talk
+
+    with talk():
+        fig = graph.draw_blueprint(verdicts)
+        fig.set_size_inches(*TALK_SIZE)
+    try:
+        assert text_problems(fig) == []
+        assert ("no measured verdicts" in fig.axes[0].get_title()) == (verdicts is None)
+    finally:
+        plt.close(fig)

@@ -437,15 +437,7 @@ def test_the_text_check_finds_overlap_clipping_and_lines_leaving_the_axes():
         plt.close(fig)
 
 
-# the Blueprint's drawing (mmcl/figures/blueprint_graph.py) is its own branch's: before the book's
-# first build no verdicts are recorded, and its longer title then runs past the edge in talk style
-# (after a build it passes, so the mark cannot be strict)
-REDONE_APART = {"blueprint": "with no verdicts recorded yet, the Blueprint's title runs past the edge in talk style "
-                             "(mmcl/figures/blueprint_graph.py, the Blueprint's branch)"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=REDONE_APART[n], strict=False))
-                                  if n in REDONE_APART else n for n in SPECS])
+@pytest.mark.parametrize("name", SPECS)
 def test_every_registered_figure_reads_in_talk_style(name):
     """Drawn for a slide (``--style talk``, 16:9), no text is cut off at the edge, no two texts
     overlap (panel titles, legends, labels, tick labels) and no line leaves its axes.  Runs after

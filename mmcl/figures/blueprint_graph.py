@@ -334,7 +334,7 @@ def draw_blueprint(verdicts: Optional[Mapping[str, str]] = None):
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(handles),
                   frameon=False, fontsize=9)
         ax.set_title("The paper's statements, premises (left) to theorems (right)"
-                     + ("" if measured else ": proof audit only, no measured verdicts recorded"))
+                     + ("" if measured else "\n(the proof audit only: no measured verdicts recorded)"))
     return fig
 
 
