@@ -151,7 +151,10 @@ def test_the_record_follows_the_schema(tiny_run):
     assert "tests/test_cuda.py" in tests["selected"]  # its module-level mark names CUDA: all of it
     assert tests["skipped"] >= 1 and tests["failed"] == tests["errors"] == 0
     ch = rec["steps"]["chapters"]["results"]
-    assert ch["method"] == "figures" and ch["chapters"]["setting"]["figures"] == ["setting-similarities"]
+    from mmcl.figures import registry
+
+    setting = [s.name for s in registry.figures().values() if s.chapter == "setting"]
+    assert ch["method"] == "figures" and ch["chapters"]["setting"]["figures"] == setting
 
 
 def test_the_schema_check_rejects_broken_records(tiny_run):
