@@ -244,20 +244,20 @@ def with_ours(small, monkeypatch):
 
 
 def test_one_standing_per_node_merges_the_audit_what_it_rests_on_the_verdict_and_ours(with_ours, monkeypatch):
-    assert graph.standing("Lemma C.9") == "gap"
-    assert graph.standing("Lemma C.9", "fails") == graph.standing("Lemma C.9", "reach-fails") == "refuted"
-    assert graph.standing("Lemma C.9", "holds") == "gap"  # a conclusion borne out does not mend the proof
-    assert graph.standing("Lemma C.10", "outside") == "not audited"
-    assert graph.standing("Lemma B.1") == "stands" and graph.standing("Lemma B.1", "fails") == "refuted"
+    assert bp.standing("Lemma C.9") == "gap"
+    assert bp.standing("Lemma C.9", "fails") == bp.standing("Lemma C.9", "reach-fails") == "refuted"
+    assert bp.standing("Lemma C.9", "holds") == "gap"  # a conclusion borne out does not mend the proof
+    assert bp.standing("Lemma C.10", "outside") == "not audited"
+    assert bp.standing("Lemma B.1") == "stands" and bp.standing("Lemma B.1", "fails") == "refuted"
     # valid steps on a gap further back; and refuted by our statement whatever the register says
-    assert graph.standing("Theorem 4.2 (1)", "holds") == "refuted"
+    assert bp.standing("Theorem 4.2 (1)", "holds") == "refuted"
     monkeypatch.setattr(bp, "STATEMENTS", tuple(s for s in with_ours if s.key != "Our Proposition 1"))
-    assert graph.standing("Theorem 4.2 (1)", "holds") == "rests on a gap"
-    assert graph.standing("Assumption 4.1 (4)", "holds") == "premise"
+    assert bp.standing("Theorem 4.2 (1)", "holds") == "rests on a gap"
+    assert bp.standing("Assumption 4.1 (4)", "holds") == "premise"
     with pytest.raises(ValueError, match="verdict='ok' is not a measured verdict; valid: '', 'holds'"):
-        graph.standing("Lemma B.1", "ok")
-    assert set(graph.STANDING_COLOR) == set(graph.STANDINGS) == set(graph.STANDING_TEXT)
-    assert len(set(graph.STANDING_COLOR.values())) == len(graph.STANDINGS)  # one colour each
+        bp.standing("Lemma B.1", "ok")
+    assert set(graph.STANDING_COLOR) == set(bp.STANDINGS) == set(bp.STANDING_TEXT)
+    assert len(set(graph.STANDING_COLOR.values())) == len(bp.STANDINGS)  # one colour each
 
 
 def test_the_spine_holds_the_theorems_and_what_their_proofs_use_directly():
@@ -307,7 +307,7 @@ def test_the_talk_figure_draws_every_node_in_its_standings_colour_with_the_word(
         texts = [t.get_text() for t in fig.axes[0].texts]
         assert set(boxes) == {s.key for s in bp.STATEMENTS}
         for key, box in boxes.items():
-            word = graph.standing(key, verdicts.get(key, ""))
+            word = bp.standing(key, verdicts.get(key, ""))
             assert box.get_facecolor() == to_rgba(graph.STANDING_COLOR[word]), key
             assert f"{short_label(key)}\n{word}" in texts, key
         # refuted by Our Proposition 1: never drawn as holding, whatever a row says

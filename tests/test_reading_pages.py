@@ -12,7 +12,7 @@ def _row(paper, verdict, claim="c"):
     return {"paper": paper, "verdict": verdict, "claim": claim, "source": "huang2024comparison"}
 
 
-def test_the_verdict_sorts_findings_by_their_measured_verdicts():
+def test_the_verdict_sorts_findings_by_the_blueprints_word_for_them():
     findings = (Finding("Figure 1: it works", ("Figure 1",), "sec-a", row="works"),
                 Finding("Lemma 5.4: noise stays small", ("Lemma 5.4",), "sec-b"),
                 Finding("Ours: the window", ("Our Theorem 1",), "sec-c"))
@@ -20,14 +20,20 @@ def test_the_verdict_sorts_findings_by_their_measured_verdicts():
     html = render_verdict(rows, {"sec-a": "a.html#x"}, findings)
     stands, falls, ours = re.findall(r"<p><b>What (?:stands|does not stand as proved|holds instead)\.</b>(.*?)</p>", html)
     assert "It works" in stands and "a.html#x" in stands and "Noise stays small" not in stands
-    assert "Noise stays small" in falls and "mmcl-fails" in falls
-    assert "The window" in ours
+    assert "Noise stays small" in falls and re.search(r"mmcl-standing-refuted'[^>]*>refuted<", falls)
+    assert "The window" in ours and f">{bp.standing('Our Theorem 1', 'holds')}<" in ours
     audit = bp.audit_summary()
     assert f"<b>{len(audit['root'])}</b> have a root error" in falls
     assert "data-stands='1' data-falls='1' data-ours='1'" in html
-    # the same rows with the lemma holding: it moves to what stands
+    # the lemma holding where measured does not mend its proof's gap: the Blueprint says "gap"
+    assert bp.standing("Lemma 5.4", "holds") == "gap"
     html = render_verdict([_row("Figure 1", "holds", "it works"), _row("Lemma 5.4", "holds")], {}, findings)
-    assert "data-stands='2' data-falls='0'" in html
+    assert "data-stands='1' data-falls='1'" in html and re.search(r"mmcl-standing-gap'[^>]*>gap<", html)
+    # a statement that stands on the Blueprint, measured to hold, stands here too
+    clean = next(st.key for st in bp.STATEMENTS if st.kind == "lemma" and bp.standing(st.key, "holds") == "stands")
+    sound = (Finding(f"{clean}: a clean lemma", (clean,), "sec-d"),)
+    html = render_verdict([_row(clean, "holds")], {}, sound)
+    assert "data-stands='1' data-falls='0'" in html and re.search(r"mmcl-standing-stands'[^>]*>stands<", html)
 
 
 def test_the_books_findings_each_land_in_one_sentence():

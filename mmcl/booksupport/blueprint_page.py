@@ -1,7 +1,7 @@
 """The book's Blueprint page: one sentence on what stands, the spine, the whole dependency graph,
 and one line per statement.
 
-Every node carries one merged verdict, its standing (:func:`mmcl.figures.blueprint_graph.standing`:
+Every node carries one merged verdict, its standing (:func:`mmcl.proofs.blueprint.standing`:
 our audit of its proof, what it rests on, the verdict the claims register's rows give it, and the
 statements of ours that refute it), drawn as one fill per standing.  :func:`summary_sentence` says
 which theorems stand; :func:`render_spine` draws the theorems and what their proofs use directly,
@@ -20,8 +20,8 @@ import html
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
-from mmcl.figures.blueprint_graph import (STANDING_COLOR, STANDING_INK, STANDING_TEXT, STANDINGS, Layout, layout,
-                                          short_label, spine, standing)
+from mmcl.figures.blueprint_graph import STANDING_COLOR, STANDING_INK, Layout, layout, short_label, spine
+from mmcl.proofs.blueprint import STANDING_TEXT, STANDINGS, standing
 from mmcl.proofs import blueprint as bp
 
 __all__ = ["measured", "decisive", "verdicts_of", "summary_sentence", "render_spine", "render_svg",
@@ -89,7 +89,7 @@ def render_svg(statements: Sequence[bp.Statement] = None, verdicts: Optional[Map
                links: Optional[Mapping[str, str]] = None) -> str:
     """The whole dependency graph as an SVG element at its natural size (the page scrolls it
     sideways), laid out by Graphviz's ``dot`` (:func:`mmcl.figures.blueprint_graph.layout`): every
-    node filled by its :func:`~mmcl.figures.blueprint_graph.standing` (the one merged verdict), a
+    node filled by its :func:`~mmcl.proofs.blueprint.standing` (the one merged verdict), a
     dark border where a check measured it, a rounded box for a premise or a definition; one edge
     style, from a statement to those that use it, and labelled edges from our statements to the
     paper's they refute or repair.  ``verdicts``: the measured verdict per statement key

@@ -21,9 +21,11 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from mmcl.booksupport.blueprint_page import decisive, measured
 from mmcl.booksupport.claims import MAIN
+from mmcl.figures.blueprint_graph import STANDING_COLOR, STANDING_INK
 from mmcl.proofs import blueprint as bp
 
-__all__ = ["Finding", "FINDINGS", "featured_row", "render_findings", "finding_verdicts", "render_verdict"]
+__all__ = ["Finding", "FINDINGS", "featured_row", "render_findings", "finding_verdicts", "finding_standings",
+           "finding_stands", "render_verdict"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,31 @@ def finding_verdicts(finding: Finding, rows: Sequence[Mapping]) -> List[str]:
     return [v for v in out if v]
 
 
+def finding_standings(finding: Finding, rows: Sequence[Mapping]) -> List[str]:
+    """The Blueprint's one merged verdict (:func:`mmcl.proofs.blueprint.standing`) of each statement
+    ``finding`` names that has a proof (premises and the paper's experiments have none: ``[]``), in
+    order, from its measured verdict in ``rows``: the word the Blueprint shows for it."""
+    counts = measured(list(rows))
+    out = []
+    for p in finding.papers:
+        for s in bp.resolve(p):
+            word = bp.standing(s.key, bp.measured_verdict(counts.get(s.key, {})))
+            if word != "premise":
+                out.append(word)
+    return out
+
+
+def finding_stands(finding: Finding, rows: Sequence[Mapping]) -> Optional[bool]:
+    """Whether ``finding`` stands: every statement it names *stands* on the Blueprint, or, for the
+    paper's experiments and premises (no proof), every measured verdict holds; ``None`` where
+    nothing was measured."""
+    words = finding_standings(finding, rows)
+    if words:
+        return all(w == "stands" for w in words)
+    vs = finding_verdicts(finding, rows)
+    return all(v in STANDS for v in vs) if vs else None
+
+
 def _names(items, links) -> str:
     parts = []
     for f, vs in items:
@@ -155,9 +182,14 @@ def _names(items, links) -> str:
         if f.where in links:
             text = f"<a class='reference internal' href='{html.escape(links[f.where], quote=True)}'>{text}</a>"
         label = "" if head == "Ours" or not rest else f"<b>{html.escape(head)}</b>, "
-        verdicts = sorted(set(vs), key=bp.VERDICTS.index)
+        if all(v in bp.STANDINGS for v in vs):  # the Blueprint's words, in its colours
+            words = [(f"mmcl-standing-{v.replace(' ', '-')}", v,
+                      f" style='background:{STANDING_COLOR[v]};color:{STANDING_INK[v]};padding:0 .25em;"
+                      "border-radius:3px'") for v in sorted(set(vs), key=bp.STANDINGS.index)]
+        else:  # measured verdicts (an experiment of the paper, a premise)
+            words = [(f"mmcl-{v}", bp.VERDICT_TEXT[v], "") for v in sorted(set(vs), key=bp.VERDICTS.index)]
         parts.append(f"{label}{text} <span class='mmcl-verdict-words'>("
-                     + ", ".join(f"<span class='mmcl-{v}'>{bp.VERDICT_TEXT[v]}</span>" for v in verdicts)
+                     + ", ".join(f"<span class='{c}'{st}>{html.escape(w)}</span>" for c, w, st in words)
                      + ")</span>")
     return "; ".join(parts)
 
@@ -165,20 +197,22 @@ def _names(items, links) -> str:
 def render_verdict(rows: Iterable[Mapping], links: Optional[Mapping[str, str]] = None,
                    findings: Sequence[Finding] = FINDINGS) -> str:
     """The verdict first, three sentences computed from the register's rows and the proof audit:
-    what stands (the findings whose statements all hold where measured), what does not (the rest,
-    with the number of proofs with a root error and of those inheriting one) and what holds
-    instead (our statements).  ``links``: ``{section label: URL}``."""
+    what stands (:func:`finding_stands`: the findings whose statements all *stand* on the Blueprint,
+    or whose experiments hold where measured), what does not (the rest, with the number of proofs
+    with a root error and of those inheriting one) and what holds instead (our statements), each
+    with the Blueprint's word for it, so that the two pages cannot disagree.
+    ``links``: ``{section label: URL}``."""
     rows = list(rows)
     links = dict(links or {})
     stands, falls, ours = [], [], []
     for f in findings:
-        vs = finding_verdicts(f, rows)
+        words = finding_standings(f, rows) or finding_verdicts(f, rows)
         if f.claim.startswith("Ours:"):
-            ours.append((f, vs))
-        elif vs and all(v in STANDS for v in vs):
-            stands.append((f, vs))
-        elif vs:
-            falls.append((f, vs))
+            ours.append((f, words))
+        elif finding_stands(f, rows):
+            stands.append((f, words))
+        elif words:
+            falls.append((f, words))
     audit = bp.audit_summary()
     root, inherited = len(audit["root"]), len(audit["inherited"])
     out = [f"<div class='mmcl-verdict-summary' data-stands='{len(stands)}' data-falls='{len(falls)}' "

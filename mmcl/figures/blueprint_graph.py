@@ -2,7 +2,7 @@
 what it says and how it stands.  Shared by the Blueprint page (:mod:`mmcl.booksupport.blueprint_page`)
 and the figure for a talk (:func:`draw_blueprint`, registered as ``blueprint``).
 
-* :func:`standing` -- one merged verdict per statement (:data:`STANDINGS`, each one colour of
+* :func:`~mmcl.proofs.blueprint.standing` -- one merged verdict per statement (:data:`~mmcl.proofs.blueprint.STANDINGS`, each one colour of
   :data:`STANDING_COLOR`), from our audit of its proof, what it rests on, the measured verdict and
   the statements of ours that refute it;
 * :func:`spine` -- the theorems (the paper's and ours) and the statements their proofs use
@@ -30,70 +30,17 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from mmcl.cache import cache_dir
 from mmcl.proofs import blueprint as bp
-from mmcl.proofs.blueprint import Statement
+from mmcl.proofs.blueprint import STANDINGS, Statement, standings
 
-__all__ = ["STANDINGS", "STANDING_COLOR", "STANDING_TEXT", "standing", "standings", "spine",
+__all__ = ["STANDING_COLOR", "spine",
            "Layout", "layout", "crossings", "short_label", "draw_blueprint", "record_verdicts",
            "recorded_verdicts"]
 
-#: The merged verdicts a node can carry, the strongest first (:func:`standing`).
-STANDINGS = ("refuted", "gap", "rests on a gap", "stands", "not audited", "premise")
 #: One colour per standing: the fill of a node on the page and on a slide.
 STANDING_COLOR = {"refuted": "#c0392b", "gap": "#f0955b", "rests on a gap": "#f6d55c",
                   "stands": "#6cc08b", "not audited": "#d0d0d0", "premise": "#ffffff"}
 #: The text colour that reads on each fill.
 STANDING_INK = {k: ("#ffffff" if k == "refuted" else "#111111") for k in STANDINGS}
-#: What each standing means, for the legend.
-STANDING_TEXT = {
-    "refuted": "a check fails where its premises hold, or a statement of ours refutes it",
-    "gap": "a step of its own proof fails (our audit)",
-    "rests on a gap": "its own steps are valid, but it uses a statement with a gap",
-    "stands": "valid as written, resting on nothing with a gap, and no check refutes it",
-    "not audited": "its proof was not read",
-    "premise": "a premise or a definition: nothing to prove",
-}
-
-
-def _refuted_by_ours() -> Dict[str, List[str]]:
-    out: Dict[str, List[str]] = {}
-    for src, dst, rel in bp.relations():
-        if rel == "refutes":
-            out.setdefault(dst, []).append(src)
-    return out
-
-
-def standing(key: str, verdict: str = "") -> str:
-    """Statement ``key``'s one merged verdict (one of :data:`STANDINGS`), given its measured
-    ``verdict`` (:func:`mmcl.proofs.blueprint.measured_verdict`, ``""`` for none): ``"refuted"``
-    where a check fails where its premises hold (``fails``, ``reach-fails``) or a statement of ours
-    refutes it; else ``"gap"`` where our audit finds a step of its own proof failing (inside the
-    premises or only where one fails); ``"rests on a gap"`` where its own steps are valid but it
-    uses, directly or not, a statement with a gap; ``"not audited"``; ``"stands"`` otherwise.
-    Premises and definitions are ``"premise"``.  The verdict rules themselves are
-    :mod:`mmcl.proofs.blueprint`'s; this only merges what they give for one node."""
-    s = bp.statement(key)
-    if verdict and verdict not in bp.VERDICTS:
-        raise ValueError(f"verdict={verdict!r} is not a measured verdict; valid: '', "
-                         + ", ".join(map(repr, bp.VERDICTS)))
-    if s.kind in ("assumption", "definition"):
-        return "premise"
-    if verdict in ("fails", "reach-fails") or key in _refuted_by_ours():
-        return "refuted"
-    if s.audit.status in ("gap-inside", "gap-outside"):
-        return "gap"
-    if s.audit.status == "not-audited":
-        return "not audited"
-    if bp.rests_on(key) or bp.rests_on(key, "gap-outside"):
-        return "rests on a gap"
-    return "stands"
-
-
-def standings(verdicts: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
-    """:func:`standing` of every statement, ``verdicts`` giving the measured verdict per key."""
-    verdicts = dict(verdicts or {})
-    return {s.key: standing(s.key, verdicts.get(s.key, "")) for s in bp.STATEMENTS}
-
-
 def spine() -> Tuple[List[str], List[Tuple[str, str, str]]]:
     """The graph's spine: the theorems, ours and the paper's, and the statements (no definition)
     that their statements or proofs use directly; ``(keys, edges)`` with an edge ``(a, b, "uses")``
@@ -289,7 +236,7 @@ def recorded_verdicts() -> Optional[Dict[str, str]]:
 
 def draw_blueprint(verdicts: Optional[Mapping[str, str]] = None):
     """The paper's dependency graph for a slide, laid out by ``dot`` (premises left, theorems right):
-    every node filled with the colour of its :func:`standing` (from the measured ``verdicts``,
+    every node filled with the colour of its :func:`~mmcl.proofs.blueprint.standing` (from the measured ``verdicts``,
     ``{key: verdict}``; ``None``: none measured, said in the title) and the standing's word under its
     label, so that no statement reads as holding on colour alone; one edge style, the relations of
     our statements labelled.  Each node's patch carries its key as ``gid``."""

@@ -26,7 +26,8 @@ from mmcl.proofs.statements import AUDIT_TEXT, AUDITS, KINDS, RELATIONS, STATEME
 __all__ = ["KINDS", "AUDITS", "AUDIT_TEXT", "RELATIONS", "Audit", "Statement", "STATEMENTS", "condition_keys",
            "statement", "resolve", "premise_keys", "failing_premises", "verdict", "VERDICTS", "VERDICT_TEXT",
            "VERDICT_ORDER", "UNREACHABLE", "edges", "premise_edges", "relations", "gaps", "rests_on", "check_blueprint",
-           "measured_verdict", "deciding_rows", "reaches_a_theorem", "audit_summary", "ancestors"]
+           "measured_verdict", "deciding_rows", "reaches_a_theorem", "audit_summary", "ancestors",
+           "STANDINGS", "STANDING_TEXT", "standing", "standings"]
 
 #: The verdicts a check's row can carry (computed by :func:`verdict`, never typed).
 VERDICTS = ("holds", "reach-holds", "beyond", "fails", "reach-fails", "outside", "observation")
@@ -332,3 +333,56 @@ def audit_summary() -> Dict[str, List[str]]:
         if not reaches_a_theorem(s.key):
             out["no-theorem"].append(s.key)
     return out
+
+
+#: The merged verdicts a node can carry, the strongest first (:func:`standing`).
+STANDINGS = ("refuted", "gap", "rests on a gap", "stands", "not audited", "premise")
+#: What each standing means, for the legend.
+STANDING_TEXT = {
+    "refuted": "a check fails where its premises hold, or a statement of ours refutes it",
+    "gap": "a step of its own proof fails (our audit)",
+    "rests on a gap": "its own steps are valid, but it uses a statement with a gap",
+    "stands": "valid as written, resting on nothing with a gap, and no check refutes it",
+    "not audited": "its proof was not read",
+    "premise": "a premise or a definition: nothing to prove",
+}
+
+
+def _refuted_by_ours() -> Dict[str, List[str]]:
+    out: Dict[str, List[str]] = {}
+    for src, dst, rel in relations():
+        if rel == "refutes":
+            out.setdefault(dst, []).append(src)
+    return out
+
+
+def standing(key: str, verdict: str = "") -> str:
+    """Statement ``key``'s one merged verdict (one of :data:`STANDINGS`), given its measured
+    ``verdict`` (:func:`mmcl.proofs.blueprint.measured_verdict`, ``""`` for none): ``"refuted"``
+    where a check fails where its premises hold (``fails``, ``reach-fails``) or a statement of ours
+    refutes it; else ``"gap"`` where our audit finds a step of its own proof failing (inside the
+    premises or only where one fails); ``"rests on a gap"`` where its own steps are valid but it
+    uses, directly or not, a statement with a gap; ``"not audited"``; ``"stands"`` otherwise.
+    Premises and definitions are ``"premise"``.  The one verdict a reader sees for a statement:
+    the Blueprint's fill, its spine and the reading guide's verdict all read it here."""
+    s = statement(key)
+    if verdict and verdict not in VERDICTS:
+        raise ValueError(f"verdict={verdict!r} is not a measured verdict; valid: '', "
+                         + ", ".join(map(repr, VERDICTS)))
+    if s.kind in ("assumption", "definition"):
+        return "premise"
+    if verdict in ("fails", "reach-fails") or key in _refuted_by_ours():
+        return "refuted"
+    if s.audit.status in ("gap-inside", "gap-outside"):
+        return "gap"
+    if s.audit.status == "not-audited":
+        return "not audited"
+    if rests_on(key) or rests_on(key, "gap-outside"):
+        return "rests on a gap"
+    return "stands"
+
+
+def standings(verdicts: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """:func:`standing` of every statement, ``verdicts`` giving the measured verdict per key."""
+    verdicts = dict(verdicts or {})
+    return {s.key: standing(s.key, verdicts.get(s.key, "")) for s in STATEMENTS}

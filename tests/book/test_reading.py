@@ -236,13 +236,11 @@ def test_the_page_opens_with_the_verdict(browser, server, html_root, page):
     """In the first 800 px of a 1280 x 800 window: the verdict, its numbers those the chapters' rows
     and the proof audit give (recomputed here)."""
     from mmcl.booksupport.claims import parse_html
-    from mmcl.booksupport.findings import FINDINGS, STANDS, finding_verdicts
+    from mmcl.booksupport.findings import FINDINGS, finding_stands
     from mmcl.proofs import blueprint as bp
 
     rows = [r for p in CHAPTERS for r in parse_html((html_root / p).read_text())]
-    verdicts = {f.claim: finding_verdicts(f, rows) for f in FINDINGS}
-    stands = sum(1 for f in FINDINGS if not f.claim.startswith("Ours:") and verdicts[f.claim]
-                 and all(v in STANDS for v in verdicts[f.claim]))
+    stands = sum(1 for f in FINDINGS if not f.claim.startswith("Ours:") and finding_stands(f, rows))
     root = len(bp.audit_summary()["root"])
     browser.set_window_size(1280, 800)
     try:
