@@ -9,9 +9,9 @@ from matplotlib.colors import is_color_like, to_hex
 from mmcl.figures import palette, theme
 
 FIGURES = Path(__file__).resolve().parent.parent / "mmcl" / "figures"
-# the palette itself, and the Blueprint's drawing (its own files, redone elsewhere)
-EXEMPT_FILES = {"palette.py", "blueprint_graph.py"}
-EXEMPT_FUNCTIONS = {("reading_guide.py", "plot_blueprint")}
+# the palette itself
+EXEMPT_FILES = {"palette.py"}
+EXEMPT_FUNCTIONS = set()
 # keyword arguments that take a colour in matplotlib's calls
 COLOUR_KEYWORDS = {"color", "c", "fc", "ec", "facecolor", "edgecolor", "mfc", "mec", "markerfacecolor",
                    "markeredgecolor", "ecolor", "colors", "hatch_color"}
@@ -77,7 +77,8 @@ def test_verdict_colours_are_never_data_colours():
     # the theme's roles and the Blueprint's strokes read the palette
     assert theme.COLORS["single"] == palette.SINGLE and theme.COLORS["multi"] == palette.MULTI
     assert theme.COLORS["reference"] == palette.PAPER_GREY
-    assert {c for c, _, _ in theme.VERDICT_STROKE.values()} - {"#888888"} <= set(palette.VERDICT.values())
+    assert palette.BLUEPRINT["refuted"] == palette.VERDICT["fails"]  # red means fails everywhere
+    assert not {to_hex(c) for c in palette.BLUEPRINT.values()} & (data - {to_hex(palette.BACKGROUND)})
     assert set(theme.COLORS.values()) <= set(palette.DATA) | {palette.PAPER_GREY}
 
 

@@ -20,6 +20,7 @@ import html
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
+from mmcl.figures import palette
 from mmcl.figures.blueprint_graph import STANDING_COLOR, STANDING_INK, Layout, layout, short_label, spine
 from mmcl.proofs.blueprint import STANDING_TEXT, STANDINGS, standing
 from mmcl.proofs import blueprint as bp
@@ -45,8 +46,8 @@ def _escape(s: str) -> str:
 
 
 #: The one edge colour, the dark border of a measured statement, and what an edge says in its tooltip.
-EDGE_COLOR = "#8a8a8a"
-MEASURED_STROKE = "#222222"
+EDGE_COLOR = palette.GRAPH_EDGE
+MEASURED_STROKE = palette.GRAPH_MEASURED
 EDGE_TEXT = {"uses": "is used by the statement", "proof": "is used by the proof of"}
 #: The size of the labels, in pixels at the graph's natural size: the whole graph, the spine.
 FONT_PX, SPINE_PX = 13.0, 13.0
@@ -111,7 +112,7 @@ def render_svg(statements: Sequence[bp.Statement] = None, verdicts: Optional[Map
                + (f"\nmeasured: {bp.VERDICT_TEXT[v]}" if v else "\nmeasured: no verdict"))
         node = [f'<g class="mmcl-node" data-key="{_escape(k)}" data-audit="{s.audit.status}" data-verdict="{v}" '
                 f'data-standing="{st}"><title>{html.escape(tip)}</title>',
-                _node_shape(s.kind, x, y, w, h, STANDING_COLOR[st], MEASURED_STROKE if v else "#9a9a9a",
+                _node_shape(s.kind, x, y, w, h, STANDING_COLOR[st], MEASURED_STROKE if v else palette.GRAPH_UNMEASURED,
                             2 if v else 1),
                 f'<text x="{x:.1f}" y="{y + FONT_PX * 0.35:.1f}" text-anchor="middle" font-size="{FONT_PX:g}" '
                 f'fill="{STANDING_INK[st]}">{html.escape(short_label(k))}</text></g>']

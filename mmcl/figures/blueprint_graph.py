@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from mmcl.cache import cache_dir
+from mmcl.figures import palette
 from mmcl.proofs import blueprint as bp
 from mmcl.proofs.blueprint import STANDINGS, Statement, standings
 
@@ -36,11 +37,10 @@ __all__ = ["STANDING_COLOR", "spine",
            "Layout", "layout", "crossings", "short_label", "draw_blueprint", "record_verdicts",
            "recorded_verdicts"]
 
-#: One colour per standing: the fill of a node on the page and on a slide.
-STANDING_COLOR = {"refuted": "#c0392b", "gap": "#f0955b", "rests on a gap": "#f6d55c",
-                  "stands": "#6cc08b", "not audited": "#d0d0d0", "premise": "#ffffff"}
+#: One colour per standing: the fill of a node on the page and on a slide (the palette's).
+STANDING_COLOR = palette.BLUEPRINT
 #: The text colour that reads on each fill.
-STANDING_INK = {k: ("#ffffff" if k == "refuted" else "#111111") for k in STANDINGS}
+STANDING_INK = palette.BLUEPRINT_INK
 def spine() -> Tuple[List[str], List[Tuple[str, str, str]]]:
     """The graph's spine: the theorems, ours and the paper's, and the statements (no definition)
     that their statements or proofs use directly; ``(keys, edges)`` with an edge ``(a, b, "uses")``
@@ -254,20 +254,20 @@ def draw_blueprint(verdicts: Optional[Mapping[str, str]] = None):
         fig, ax = plt.subplots(figsize=(13.33, 7.5))
         for a, b, kind, pts in lay.edges:
             line = lay.polyline(pts)
-            ax.plot([p[0] for p in line], [p[1] for p in line], color="#8a8a8a", lw=0.8, zorder=1)
+            ax.plot([p[0] for p in line], [p[1] for p in line], color=palette.GRAPH_EDGE, lw=0.8, zorder=1)
             (x0, y0), (x1, y1) = line[-1], _box_entry(lay.nodes[b], line[-1])
             ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=1,
-                        arrowprops=dict(arrowstyle="-|>", color="#8a8a8a", lw=0.8, shrinkA=0, shrinkB=0))
+                        arrowprops=dict(arrowstyle="-|>", color=palette.GRAPH_EDGE, lw=0.8, shrinkA=0, shrinkB=0))
             if (a, b) in lay.labels:
                 lx, ly = lay.labels[(a, b)]
-                ax.text(lx, ly, kind, ha="center", va="center", fontsize=8, color="#333333", zorder=3,
-                        bbox=dict(fc="white", ec="none", pad=0.5))
+                ax.text(lx, ly, kind, ha="center", va="center", fontsize=8, color=palette.GRAPH_TEXT, zorder=3,
+                        bbox=dict(fc=palette.BACKGROUND, ec="none", pad=0.5))
         for k, (x, y, w, h) in lay.nodes.items():
             s = st[k]
             rounded = bp.statement(k).kind in ("assumption", "definition")
             box = FancyBboxPatch((x - w / 2, y - h / 2), w, h, zorder=2, gid=k,
                                  boxstyle=f"round,pad=0,rounding_size={h / 2 if rounded else 3}",
-                                 fc=STANDING_COLOR[s], ec="#333333" if verdicts.get(k) else "#9a9a9a",
+                                 fc=STANDING_COLOR[s], ec=palette.GRAPH_MEASURED if verdicts.get(k) else palette.GRAPH_UNMEASURED,
                                  lw=1.6 if verdicts.get(k) else 0.7)
             ax.add_patch(box)
             ax.text(x, y, words[k], ha="center", va="center", fontsize=7, color=STANDING_INK[s],
@@ -276,8 +276,8 @@ def draw_blueprint(verdicts: Optional[Mapping[str, str]] = None):
         ax.set_ylim(lay.height, 0)
         ax.set_aspect("equal")
         ax.axis("off")
-        handles = [Patch(fc=STANDING_COLOR[s], ec="#9a9a9a", label=s) for s in STANDINGS]
-        handles.append(Patch(fc="white", ec="#333333", lw=1.6, label="dark border: measured"))
+        handles = [Patch(fc=STANDING_COLOR[s], ec=palette.GRAPH_UNMEASURED, label=s) for s in STANDINGS]
+        handles.append(Patch(fc=palette.BACKGROUND, ec=palette.GRAPH_MEASURED, lw=1.6, label="dark border: measured"))
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(handles),
                   frameon=False, fontsize=9)
         ax.set_title("The paper's statements, premises (left) to theorems (right)"

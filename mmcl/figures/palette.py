@@ -13,7 +13,7 @@ readable by colour-blind viewers):
 * :data:`VERDICT`: the verdicts of the book's checks (holds, holds beyond its premises, fails,
   outside the premises, our observation), never used for a data series
   (``tests/test_figures_palette.py`` checks both sets apart), and the colours of the Blueprint
-  (:data:`AUDIT_FILL`, :data:`VERDICT_STROKE`) and of the proof audit's standing
+  (:data:`BLUEPRINT`, :data:`BLUEPRINT_INK` and its lines) and of the proof audit's standing
   (:data:`STANDING`) built on them.
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 __all__ = ["SINGLE", "MULTI", "SIGNAL", "NOISE", "PAPER_GREY", "EXTRA", "DATA", "INK", "BACKGROUND",
-           "FAINT", "MID", "DARK", "SHADE", "NEUTRAL", "VERDICT", "AUDIT_FILL", "VERDICT_STROKE",
-           "STANDING", "MODE"]
+           "FAINT", "MID", "DARK", "SHADE", "NEUTRAL", "VERDICT", "BLUEPRINT", "BLUEPRINT_INK",
+           "GRAPH_EDGE", "GRAPH_TEXT", "GRAPH_MEASURED", "GRAPH_UNMEASURED", "STANDING", "MODE"]
 
 #: Single-modal contrastive learning (augmentations), vermilion.
 SINGLE = "#D55E00"
@@ -59,16 +59,14 @@ NEUTRAL: Tuple[str, ...] = (INK, BACKGROUND, SHADE, FAINT, MID, DARK, PAPER_GREY
 #: The verdicts of the book's checks (the Claims page's words), never a data series' colour.
 VERDICT: Dict[str, str] = {"holds": "#007a5a", "beyond": "#2e6da4", "fails": "#c0392b",
                            "outside": "#a06a00", "observation": "#6a5d8f"}
-#: The Blueprint's fill of a statement by its proof audit (light tints of the verdicts).
-AUDIT_FILL: Dict[str, str] = {"valid": "#cfe8dc", "gap-inside": "#f4c7c0", "gap-outside": "#f9e2b0",
-                              "not-audited": "#eeeeee"}
-#: The Blueprint's border of a statement by its measured verdict, ``(colour, width, dash)``
-#: (``""``: none measured).
-VERDICT_STROKE: Dict[str, Tuple[str, float, str]] = {
-    "holds": (VERDICT["holds"], 3.0, ""), "reach-holds": (VERDICT["holds"], 3.0, "6,2"),
-    "beyond": (VERDICT["beyond"], 3.0, ""), "fails": (VERDICT["fails"], 3.5, ""),
-    "reach-fails": (VERDICT["fails"], 3.5, "6,2"), "outside": (VERDICT["outside"], 2.5, "5,3"),
-    "": ("#888888", 1.0, "")}
+#: The Blueprint's fill of a statement by its one merged verdict (:data:`mmcl.proofs.blueprint.STANDINGS`):
+#: refuted in the verdicts' red, then a proof's own gap, resting on one, standing.
+BLUEPRINT: Dict[str, str] = {"refuted": VERDICT["fails"], "gap": "#f0955b", "rests on a gap": "#f6d55c",
+                             "stands": "#6cc08b", "not audited": "#d0d0d0", "premise": BACKGROUND}
+#: The text colour that reads on each of :data:`BLUEPRINT`'s fills.
+BLUEPRINT_INK: Dict[str, str] = {k: (BACKGROUND if k == "refuted" else "#111111") for k in BLUEPRINT}
+#: The Blueprint's lines: its edges, the words on them, a measured statement's border and another's.
+GRAPH_EDGE, GRAPH_TEXT, GRAPH_MEASURED, GRAPH_UNMEASURED = "#8a8a8a", "#333333", "#222222", "#9a9a9a"
 #: The proof audit's standing of a proof, from a root failure (dark red) to valid (light blue).
 STANDING: Dict[str, str] = {"root": "#d6604d", "inherited": "#f4a582", "outside": "#fddbc7",
                             "valid": "#92c5de", "not-audited": "#dddddd"}

@@ -36,11 +36,9 @@ COLORS = {"single": palette.SINGLE, "multi": palette.MULTI, "reference": palette
           "accent": palette.SIGNAL}
 #: The Blueprint's colours (``mmcl.proofs.blueprint``), from :mod:`mmcl.figures.palette`: the fill
 #: of a statement by its proof audit, the border ``(colour, width, dash)`` by its measured verdict.
-AUDIT_FILL = palette.AUDIT_FILL
-VERDICT_STROKE = palette.VERDICT_STROKE
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
-__all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "talk", "AUDIT_FILL", "VERDICT_STROKE", "style", "save_figure", "figure_dir",
+__all__ = ["STYLE_FILE", "TALK_STYLE_FILE", "TALK_SIZE", "FORMATS", "COLORS", "talk", "style", "save_figure", "figure_dir",
            "legend_below", "headline", "claim_of", "keep_inside"]
 
 
