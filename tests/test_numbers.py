@@ -42,6 +42,7 @@ def test_glued_quoted_mathematical_and_unprinted_numbers_are_not_found():
 def test_whole_numbers_match_only_a_fraction_printed_or_a_share_as_percent():
     assert [h.text for h in hand_typed(_notebook("about 18 times", "ratio 17.89"))] == ["18"]
     assert hand_typed(_notebook("about 18 times", "step 18")) == []  # a count
+    assert hand_typed(_notebook("a slope near 1 and close to 0", "slope 0.97, 0.02")) == []  # landmarks
     assert [h.text for h in hand_typed(_notebook("about 93 % of", "acc 0.933"))] == ["93"]
 
 

@@ -91,11 +91,12 @@ def _shows(printed: float, value: float, digits: int, percent: bool) -> bool:
 
     A whole number typed in prose ("about 41") is matched only by a printed number with a
     fractional part (41.3), or by a fraction printed as a share when the prose says "%"
-    (0.93 for "about 93 %"): whole numbers printed as counts (steps, seeds) match by chance."""
+    (0.93 for "about 93 %"): whole numbers printed as counts (steps, seeds) match by chance, and a
+    typed 0 or 1 ("a slope near 1") names a landmark that some printed number always rounds to."""
     if percent and abs(printed) <= 1 and round(100 * printed, digits) == value:
         return True
-    if digits == 0 and float(printed).is_integer():
-        return False
+    if digits == 0 and (value in (0, 1) or float(printed).is_integer()):
+        return False  # "near 1", "close to 0": a landmark (unity, zero), not a reading
     return abs(printed - value) < 1 and round(printed, digits) == value
 
 
