@@ -180,3 +180,18 @@ def test_the_best_heads_error_stays_below_the_cantelli_bound_and_dprime_above_it
         mid = mean + (a[k].clamp_min(0) + (-a[k]).clamp_min(0)) / 2
         err = _error(u, -float(u @ mid), h, y)
         assert err <= float(upper[k]) + 4 * 0.5 / math.sqrt(h.shape[0])
+
+
+def test_the_accuracy_standard_error_is_the_binomial_one_at_one_half():
+    import random
+
+    from mmcl.downstream.evaluation import accuracy_standard_error
+
+    rng = random.Random(0)
+    n, reps = 500, 4000
+    accs = [sum(rng.random() < 0.5 for _ in range(n)) / n for _ in range(reps)]
+    mean = sum(accs) / reps
+    sd = (sum((a - mean) ** 2 for a in accs) / (reps - 1)) ** 0.5
+    assert abs(sd - accuracy_standard_error(n)) < 0.05 * accuracy_standard_error(n)
+    with pytest.raises(ValueError, match="n_scored"):
+        accuracy_standard_error(0)

@@ -114,3 +114,11 @@ def test_figure1_runs_leakage_is_the_noise_part_of_the_signal_inner_product():
     scale = runs.initial_scale()
     direct = (data.W0 @ data.mu[..., None]).abs().flatten().median().item()
     assert scale == pytest.approx(direct, rel=1e-6)
+
+
+def test_the_corrected_bounds_excess_is_its_ratio_to_the_exact_probability():
+    from mmcl.experiments.assumptions import anticoncentration_curves
+
+    c = anticoncentration_curves(50)
+    assert torch.allclose(c.excess, c.corrected / c.exact - 1)
+    assert bool((c.excess >= 0).all())  # the corrected bound is an upper bound

@@ -13,6 +13,7 @@ exact for every engine, so a trajectory of the recursion can be evaluated withou
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Dict, Optional
 
@@ -26,7 +27,7 @@ from mmcl.dynamics.forward import times, weights, weights_cheaper, preactivation
 from mmcl.model.losses import relu
 
 __all__ = ["PROTOCOLS", "LogisticHead", "fit_logistic", "Evaluation", "evaluate", "evaluate_all", "embeddings",
-           "features"]
+           "features", "accuracy_standard_error"]
 
 PROTOCOLS = ("adapt", "transfer")
 
@@ -197,3 +198,10 @@ def evaluate(traj: Trajectory, data: SyntheticData, protocol: str = "adapt", *, 
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol={protocol!r} is unknown; valid: {', '.join(map(repr, PROTOCOLS))}")
     return evaluate_all(traj, data, (protocol,), every=every, ood=ood, l2=l2)[protocol]
+
+
+def accuracy_standard_error(n_scored: int) -> float:
+    """The largest standard error of an accuracy scored on ``n_scored`` independent samples,
+    ``sqrt(p (1 - p) / n)`` at ``p = 1/2``."""
+    check_int("n_scored", n_scored, 1)
+    return math.sqrt(0.25 / n_scored)

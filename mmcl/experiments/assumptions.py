@@ -92,6 +92,11 @@ class AnticoncentrationCurves:
     printed: torch.Tensor
     vacuous_from: float
 
+    @property
+    def excess(self) -> torch.Tensor:
+        """How far the corrected bound sits above the exact probability, ``corrected / exact - 1``."""
+        return self.corrected / self.exact - 1
+
 
 def anticoncentration_curves(n_points: int = 400, r_max: float = 2.5) -> AnticoncentrationCurves:
     """Lemma B.1 on ``n_points - 1`` values of ``c/sigma`` in ``(0, r_max]``
